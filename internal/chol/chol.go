@@ -1,0 +1,296 @@
+// Package chol is a growable lower-triangular Cholesky factor L (L L^T = A)
+// with the incremental operations the sketching core needs: appending a
+// row and column to A, rank-one updates, and deleting a row and column with
+// Givens retriangularization.
+//
+// gonum's mat.Cholesky supports rank-one updates but not growing or
+// shrinking the factored matrix in place, and it stores the upper factor
+// behind an interface that allocates on the paths we call every step; the
+// exact GP, the DTC posterior and the online learners each extend a factor
+// once per observation, so this small type is written by hand on top of
+// gonum's BLAS (triangular solves) and LAPACK (full factorizations).
+package chol
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
+)
+
+// ErrNotPositiveDefinite is returned (wrapped) when a matrix stays
+// numerically indefinite after the largest jitter that is tried.
+var ErrNotPositiveDefinite = errors.New("matrix is not positive definite")
+
+// Factor is a lower-triangular Cholesky factor L of an n x n symmetric
+// positive-definite matrix A, stored row-major with a spare capacity so that
+// Append costs O(n) amortised copying plus the caller's O(n^2) solve.
+// The zero value is an empty factor ready to use.
+type Factor struct {
+	n, stride int
+	data      []float64
+	jitter    float64 // total jitter added to the diagonal of A so far
+	jittered  int     // number of diagonal entries that needed jitter
+}
+
+// Size returns n, the order of the factored matrix.
+func (f *Factor) Size() int { return f.n }
+
+// Jitter returns the total amount added to A's diagonal to keep it positive
+// definite, and how many times jitter was needed.
+func (f *Factor) Jitter() (total float64, count int) { return f.jitter, f.jittered }
+
+// Reset empties the factor, keeping its storage.
+func (f *Factor) Reset() {
+	f.n = 0
+	f.jitter, f.jittered = 0, 0
+}
+
+// At returns L[i][j].
+func (f *Factor) At(i, j int) float64 {
+	if i >= f.n || j >= f.n || i < 0 || j < 0 {
+		panic(fmt.Sprintf("chol: index (%d,%d) out of range for order %d", i, j, f.n))
+	}
+	if j > i {
+		return 0
+	}
+	return f.data[i*f.stride+j]
+}
+
+// Row returns row i of L, of length i+1 (its diagonal last). It aliases the
+// factor's storage.
+func (f *Factor) Row(i int) []float64 { return f.data[i*f.stride : i*f.stride+i+1] }
+
+// Raw returns the storage of L: entry (i, j), j <= i, is data[i*stride+j].
+func (f *Factor) Raw() (data []float64, stride int) { return f.data, f.stride }
+
+func (f *Factor) grow(n int) {
+	if n <= f.stride {
+		return
+	}
+	s := 2 * f.stride
+	if s < 16 {
+		s = 16
+	}
+	for s < n {
+		s *= 2
+	}
+	d := make([]float64, s*s)
+	for i := 0; i < f.n; i++ {
+		copy(d[i*s:i*s+i+1], f.data[i*f.stride:i*f.stride+i+1])
+	}
+	f.data, f.stride = d, s
+}
+
+// Reserve makes room for a factor of order n without further allocation.
+func (f *Factor) Reserve(n int) { f.grow(n) }
+
+// SolveL overwrites x with L^{-1} x. len(x) must be Size().
+func (f *Factor) SolveL(x []float64) {
+	if f.n == 0 {
+		return
+	}
+	blas64.Implementation().Dtrsv(blas.Lower, blas.NoTrans, blas.NonUnit, f.n, f.data, f.stride, x[:f.n], 1)
+}
+
+// SolveLT overwrites x with L^{-T} x. len(x) must be Size().
+func (f *Factor) SolveLT(x []float64) {
+	if f.n == 0 {
+		return
+	}
+	blas64.Implementation().Dtrsv(blas.Lower, blas.Trans, blas.NonUnit, f.n, f.data, f.stride, x[:f.n], 1)
+}
+
+// Solve overwrites x with A^{-1} x.
+func (f *Factor) Solve(x []float64) {
+	f.SolveL(x)
+	f.SolveLT(x)
+}
+
+// LogDet returns log det A = 2 sum log L_ii.
+func (f *Factor) LogDet() float64 {
+	var s float64
+	for i := 0; i < f.n; i++ {
+		s += math.Log(f.data[i*f.stride+i])
+	}
+	return 2 * s
+}
+
+// MinPivot is the relative floor below which a new pivot d^2 is treated as
+// numerically zero and replaced by jitter (relative to the new diagonal
+// entry of A).
+const MinPivot = 1e-12
+
+// AppendSolved appends a row and column to A given l = L^{-1} a (the
+// already solved off-diagonal part, len Size()) and the new diagonal entry
+// ann of A. The new pivot is d = sqrt(ann - ||l||^2). When d^2 is below
+// MinPivot*|ann| (a duplicate point with no noise, say) it is raised to that
+// floor and the jitter is recorded. It returns d. l is copied.
+func (f *Factor) AppendSolved(l []float64, ann float64) (d float64) {
+	if len(l) != f.n {
+		panic(fmt.Sprintf("chol: appended row has length %d, want %d", len(l), f.n))
+	}
+	var ss float64
+	for _, v := range l {
+		ss += v * v
+	}
+	d2 := ann - ss
+	floor := MinPivot * math.Abs(ann)
+	if floor == 0 {
+		floor = MinPivot
+	}
+	if !(d2 >= floor) { // also catches NaN
+		if math.IsNaN(d2) {
+			panic("chol: NaN pivot")
+		}
+		f.jitter += floor - d2
+		f.jittered++
+		d2 = floor
+	}
+	d = math.Sqrt(d2)
+	f.grow(f.n + 1)
+	row := f.data[f.n*f.stride : f.n*f.stride+f.n+1]
+	copy(row, l)
+	row[f.n] = d
+	f.n++
+	return d
+}
+
+// Append appends a row and column (a, ann) to A: a holds A's new
+// off-diagonal column (len Size()) and is overwritten with l = L^{-1} a.
+// It costs O(n^2) and returns the new pivot d.
+func (f *Factor) Append(a []float64, ann float64) (d float64) {
+	f.SolveL(a)
+	return f.AppendSolved(a[:f.n], ann)
+}
+
+// RankOneUpdate replaces A by A + x x^T in O(n^2). x is overwritten.
+// (Standard Givens-style update, Golub & Van Loan 6.5.4.)
+func (f *Factor) RankOneUpdate(x []float64) {
+	n, s, L := f.n, f.stride, f.data
+	for k := 0; k < n; k++ {
+		lkk := L[k*s+k]
+		r := math.Hypot(lkk, x[k])
+		c := r / lkk
+		sn := x[k] / lkk
+		L[k*s+k] = r
+		xk := x[k]
+		_ = xk
+		for i := k + 1; i < n; i++ {
+			lik := (L[i*s+k] + sn*x[i]) / c
+			x[i] = c*x[i] - sn*lik
+			L[i*s+k] = lik
+		}
+	}
+}
+
+// Rotation is a Givens rotation acting on coordinates (K, K+1):
+// (u, v) -> (C u + S v, -S u + C v).
+type Rotation struct {
+	K    int
+	C, S float64
+}
+
+// Apply applies the rotation to coordinates K, K+1 of z.
+func (r Rotation) Apply(z []float64) {
+	u, v := z[r.K], z[r.K+1]
+	z[r.K] = r.C*u + r.S*v
+	z[r.K+1] = -r.S*u + r.C*v
+}
+
+// Remove deletes row and column j of A. L with row j deleted is upper
+// Hessenberg in its trailing block; Givens rotations of columns (k, k+1),
+// k = j..n-2, restore triangular form: L_{-j} G = [L' 0]. The rotations are
+// appended to rots (which may be nil) and returned: any vector z = L^{-1} b
+// maps to the new factor's z' = (G^T z)[:n-1], obtained by applying the
+// rotations in order and dropping the last coordinate. O(n^2).
+func (f *Factor) Remove(j int, rots []Rotation) []Rotation {
+	n, s, L := f.n, f.stride, f.data
+	if j < 0 || j >= n {
+		panic(fmt.Sprintf("chol: remove index %d out of range for order %d", j, n))
+	}
+	// Shift rows j+1..n-1 up by one; each keeps its i+1 entries (one more
+	// than a row at its new position holds, the Hessenberg entry).
+	for i := j + 1; i < n; i++ {
+		copy(L[(i-1)*s:(i-1)*s+i+1], L[i*s:i*s+i+1])
+	}
+	for k := j; k < n-1; k++ {
+		a, b := L[k*s+k], L[k*s+k+1]
+		r := math.Hypot(a, b)
+		c, sn := 1.0, 0.0
+		if r != 0 {
+			c, sn = a/r, b/r
+		}
+		// Rotate columns k, k+1 on rows k..n-2 (rows above have zeros there).
+		for i := k; i < n-1; i++ {
+			u, v := L[i*s+k], L[i*s+k+1]
+			L[i*s+k] = c*u + sn*v
+			L[i*s+k+1] = -sn*u + c*v
+		}
+		L[k*s+k+1] = 0
+		if L[k*s+k] < 0 { // keep a positive diagonal: flip the sign of column k
+			for i := k; i < n-1; i++ {
+				L[i*s+k] = -L[i*s+k]
+			}
+			c, sn = -c, -sn
+		}
+		rots = append(rots, Rotation{K: k, C: c, S: sn})
+	}
+	f.n--
+	return rots
+}
+
+// Factorize replaces the factor by the Cholesky factor of the n x n
+// symmetric matrix whose lower triangle is a (row-major, stride lda). If
+// the factorization fails, jitter eps*mean(diag) is added to the diagonal
+// with eps = 1e-10, 1e-9, ..., 1e-4; if that still fails the error wraps
+// ErrNotPositiveDefinite. a is not modified.
+func (f *Factor) Factorize(a []float64, n, lda int) error {
+	f.Reset()
+	f.grow(n)
+	f.n = n
+	var mean float64
+	for i := 0; i < n; i++ {
+		mean += a[i*lda+i]
+	}
+	if n > 0 {
+		mean = math.Abs(mean) / float64(n)
+	}
+	if mean == 0 {
+		mean = 1
+	}
+	for eps := 0.0; ; {
+		for i := 0; i < n; i++ {
+			copy(f.data[i*f.stride:i*f.stride+i+1], a[i*lda:i*lda+i+1])
+			f.data[i*f.stride+i] += eps * mean
+		}
+		sym := blas64.Symmetric{Uplo: blas.Lower, N: n, Stride: f.stride, Data: f.data}
+		// lapack64.Potrf works on row-major storage: Lower here means the
+		// lower triangle of the row-major array, which is what we hold.
+		if _, ok := lapack64.Potrf(sym); ok {
+			if eps > 0 {
+				f.jitter += eps * mean * float64(n)
+				f.jittered += n
+			}
+			for i := 0; i < n; i++ { // clear the strict upper part Potrf left
+				row := f.data[i*f.stride : i*f.stride+n]
+				for j := i + 1; j < n; j++ {
+					row[j] = 0
+				}
+			}
+			return nil
+		}
+		switch {
+		case eps == 0:
+			eps = 1e-10
+		case eps < 1e-4:
+			eps *= 10
+		default:
+			f.Reset()
+			return fmt.Errorf("chol: order %d, jitter up to %g of the mean diagonal: %w", n, eps, ErrNotPositiveDefinite)
+		}
+	}
+}

@@ -1,0 +1,208 @@
+package chol
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// randomSPD returns a random n x n SPD matrix (row-major) built as B B^T + I.
+func randomSPD(rng *rand.Rand, n int) []float64 {
+	b := mat.NewDense(n, n+2, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n+2; j++ {
+			b.Set(i, j, rng.NormFloat64())
+		}
+	}
+	var a mat.Dense
+	a.Mul(b, b.T())
+	for i := 0; i < n; i++ {
+		a.Set(i, i, a.At(i, i)+1)
+	}
+	return a.RawMatrix().Data
+}
+
+// reconstruct returns L L^T for the factor.
+func reconstruct(f *Factor) *mat.Dense {
+	n := f.Size()
+	l := mat.NewDense(n, n, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j <= i; j++ {
+			l.Set(i, j, f.At(i, j))
+		}
+	}
+	var a mat.Dense
+	a.Mul(l, l.T())
+	return &a
+}
+
+func maxDiff(a *mat.Dense, b []float64) float64 {
+	r, c := a.Dims()
+	var m float64
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			m = math.Max(m, math.Abs(a.At(i, j)-b[i*c+j]))
+		}
+	}
+	return m
+}
+
+func TestAppendEqualsFactorize(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{1, 5, 40} {
+		a := randomSPD(rng, n)
+		var inc, full Factor
+		for k := 0; k < n; k++ {
+			col := make([]float64, k)
+			for j := 0; j < k; j++ {
+				col[j] = a[k*n+j]
+			}
+			inc.Append(col, a[k*n+k])
+		}
+		if err := full.Factorize(a, n, n); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < n; i++ {
+			for j := 0; j <= i; j++ {
+				if d := math.Abs(inc.At(i, j) - full.At(i, j)); d > 1e-10*math.Abs(full.At(i, i)) {
+					t.Fatalf("n=%d: L[%d][%d] incremental %v full %v", n, i, j, inc.At(i, j), full.At(i, j))
+				}
+			}
+		}
+		if d := maxDiff(reconstruct(&full), a); d > 1e-10*float64(n) {
+			t.Errorf("n=%d: ||L L^T - A|| = %g", n, d)
+		}
+		// Solve against a dense solve.
+		b := make([]float64, n)
+		for i := range b {
+			b[i] = rng.NormFloat64()
+		}
+		x := append([]float64(nil), b...)
+		inc.Solve(x)
+		var want mat.VecDense
+		if err := want.SolveVec(mat.NewDense(n, n, a), mat.NewVecDense(n, b)); err != nil {
+			t.Fatal(err)
+		}
+		for i := range x {
+			if math.Abs(x[i]-want.AtVec(i)) > 1e-9*(1+math.Abs(want.AtVec(i))) {
+				t.Fatalf("n=%d: solve[%d] = %v want %v", n, i, x[i], want.AtVec(i))
+			}
+		}
+		var lu mat.LU
+		lu.Factorize(mat.NewDense(n, n, a))
+		ld, _ := lu.LogDet()
+		if d := math.Abs(inc.LogDet() - ld); d > 1e-9*math.Abs(ld)+1e-9 {
+			t.Errorf("n=%d: logdet %v want %v", n, inc.LogDet(), ld)
+		}
+	}
+}
+
+func TestRankOneUpdate(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	n := 30
+	a := randomSPD(rng, n)
+	var f Factor
+	if err := f.Factorize(a, n, n); err != nil {
+		t.Fatal(err)
+	}
+	for rep := 0; rep < 5; rep++ {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = rng.NormFloat64()
+		}
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				a[i*n+j] += x[i] * x[j]
+			}
+		}
+		f.RankOneUpdate(x)
+	}
+	if d := maxDiff(reconstruct(&f), a); d > 1e-9 {
+		t.Errorf("||L L^T - A|| = %g after rank-one updates", d)
+	}
+}
+
+func TestRemove(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(5, 6))
+	n := 12
+	for _, j := range []int{0, 4, n - 1} {
+		a := randomSPD(rng, n)
+		var f Factor
+		if err := f.Factorize(a, n, n); err != nil {
+			t.Fatal(err)
+		}
+		// A vector b and its embedding z = L^{-1} b.
+		b := make([]float64, n)
+		for i := range b {
+			b[i] = rng.NormFloat64()
+		}
+		z := append([]float64(nil), b...)
+		f.SolveL(z)
+		rots := f.Remove(j, nil)
+		// Reference: the matrix without row/column j.
+		m := n - 1
+		ar := make([]float64, 0, m*m)
+		br := make([]float64, 0, m)
+		for r := 0; r < n; r++ {
+			if r == j {
+				continue
+			}
+			br = append(br, b[r])
+			for c := 0; c < n; c++ {
+				if c != j {
+					ar = append(ar, a[r*n+c])
+				}
+			}
+		}
+		if d := maxDiff(reconstruct(&f), ar); d > 1e-10 {
+			t.Fatalf("j=%d: ||L'L'^T - A_{-j}|| = %g", j, d)
+		}
+		for i := 0; i < m; i++ {
+			if f.At(i, i) <= 0 {
+				t.Fatalf("j=%d: non-positive diagonal %v at %d", j, f.At(i, i), i)
+			}
+		}
+		for _, r := range rots {
+			r.Apply(z)
+		}
+		want := append([]float64(nil), br...)
+		f.SolveL(want)
+		for i := 0; i < m; i++ {
+			if math.Abs(z[i]-want[i]) > 1e-10 {
+				t.Fatalf("j=%d: rotated z[%d] = %v want %v", j, i, z[i], want[i])
+			}
+		}
+	}
+}
+
+func TestJitter(t *testing.T) {
+	t.Parallel()
+	// A duplicate point with no noise: A = [[1,1],[1,1]] is singular.
+	var f Factor
+	f.Append(nil, 1)
+	d := f.Append([]float64{1}, 1)
+	if !(d > 0) || math.IsInf(d, 0) {
+		t.Fatalf("pivot %v", d)
+	}
+	if _, c := f.Jitter(); c != 1 {
+		t.Fatalf("jitter count %d, want 1", c)
+	}
+	// Factorize of a singular matrix succeeds with jitter.
+	var g Factor
+	if err := g.Factorize([]float64{1, 1, 1, 1}, 2, 2); err != nil {
+		t.Fatal(err)
+	}
+	if tot, _ := g.Jitter(); tot <= 0 {
+		t.Fatal("no jitter recorded for a singular matrix")
+	}
+	// An indefinite matrix is an error.
+	var h Factor
+	if err := h.Factorize([]float64{1, 0, 0, -1}, 2, 2); err == nil {
+		t.Fatal("indefinite matrix factorized")
+	}
+}
