@@ -1,0 +1,164 @@
+package gp
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/bkb-go/bkb/kernel"
+)
+
+// rows is per-point state kept in flat slices indexed by row, as the design
+// sketch asks: the points, k(x,x), an embedding row that grows one
+// coordinate at a time (stride >= used coordinates, so appending a
+// coordinate does not move the others), and the posterior mean and
+// variance. A step of GP-UCB or BKB is a few tight loops over these slices.
+type rows struct {
+	d      int
+	x      []float64 // n x d
+	kdiag  []float64
+	emb    []float64 // n x stride
+	stride int
+	m      int // coordinates in use
+	mean   []float64
+	vari   []float64
+}
+
+func (r *rows) n() int { return len(r.kdiag) }
+
+func (r *rows) point(i int) []float64 { return r.x[i*r.d : (i+1)*r.d] }
+
+func (r *rows) row(i int) []float64 { return r.emb[i*r.stride : i*r.stride+r.m] }
+
+// ensureCoords makes room for m coordinates per row, re-laying out the
+// embedding with a larger stride (growth x1.5) when needed.
+func (r *rows) ensureCoords(m int) {
+	if m <= r.stride {
+		return
+	}
+	s := r.stride + r.stride/2
+	if s < 8 {
+		s = 8
+	}
+	if s < m {
+		s = m
+	}
+	r.setStride(s)
+}
+
+func (r *rows) setStride(s int) {
+	n := r.n()
+	e := make([]float64, n*s, (n+1)*s)
+	for i := 0; i < n; i++ {
+		copy(e[i*s:i*s+r.m], r.emb[i*r.stride:i*r.stride+r.m])
+	}
+	r.emb, r.stride = e, s
+}
+
+// add appends a point with the given initial embedding, mean and variance.
+func (r *rows) add(x []float64, kxx float64, z []float64, mean, vari float64) int {
+	r.x = append(r.x, x...)
+	r.kdiag = append(r.kdiag, kxx)
+	if r.stride == 0 {
+		r.stride = 8
+	}
+	r.ensureCoords(r.m)
+	start := len(r.emb)
+	r.emb = append(r.emb, make([]float64, r.stride)...)
+	copy(r.emb[start:start+r.m], z)
+	r.mean = append(r.mean, mean)
+	r.vari = append(r.vari, vari)
+	return r.n() - 1
+}
+
+func newRows(k kernel.Kernel, x *mat.Dense) (*rows, error) {
+	n, d := x.Dims()
+	r := &rows{d: d, stride: 8}
+	r.x = make([]float64, 0, n*d)
+	raw := x.RawMatrix()
+	for i := 0; i < n; i++ {
+		p := raw.Data[i*raw.Stride : i*raw.Stride+d]
+		for j, v := range p {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("gp: candidate %d coordinate %d is %v", i, j, v)
+			}
+		}
+		r.x = append(r.x, p...)
+	}
+	r.kdiag = make([]float64, n)
+	for i := range r.kdiag {
+		r.kdiag[i] = kernel.Diag(k, r.point(i))
+	}
+	r.emb = make([]float64, n*r.stride)
+	r.mean = make([]float64, n)
+	r.vari = make([]float64, n)
+	return r, nil
+}
+
+// parallelMin is the number of rows below which a pass runs on one
+// goroutine: under it, starting goroutines costs more than the pass.
+const parallelMin = 2048
+
+// parallelFor runs f over [0, n) split in contiguous chunks, one per CPU.
+func parallelFor(n int, f func(lo, hi int)) {
+	p := runtime.GOMAXPROCS(0)
+	if n < parallelMin || p == 1 {
+		f(0, n)
+		return
+	}
+	if p > n/1024 {
+		p = n / 1024
+	}
+	var wg sync.WaitGroup
+	chunk := (n + p - 1) / p
+	for lo := 0; lo < n; lo += chunk {
+		hi := min(lo+chunk, n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(lo, hi)
+		}()
+	}
+	wg.Wait()
+}
+
+// dot is the inner product; written out (with two accumulators) because
+// it is the innermost loop of every per-arm update and a BLAS call per
+// arm costs more than the work for the m of a dictionary.
+func dot(x, y []float64) float64 {
+	y = y[:len(x)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+3 < len(x); i += 4 {
+		s0 += x[i] * y[i]
+		s1 += x[i+1] * y[i+1]
+		s2 += x[i+2] * y[i+2]
+		s3 += x[i+3] * y[i+3]
+	}
+	for ; i < len(x); i++ {
+		s0 += x[i] * y[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+func checkPoint(x []float64, d int) error {
+	if len(x) != d {
+		return fmt.Errorf("gp: point has dimension %d, want %d", len(x), d)
+	}
+	for j, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("gp: point coordinate %d is %v", j, v)
+		}
+	}
+	return nil
+}
+
+func checkValue(y float64) error {
+	if math.IsNaN(y) || math.IsInf(y, 0) {
+		return fmt.Errorf("gp: observed value is %v", y)
+	}
+	return nil
+}
