@@ -1,0 +1,118 @@
+package gp
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/bkb-go/bkb/internal/chol"
+)
+
+// ConditionalVariances writes into dst (length NumCandidates) the
+// posterior variance of every candidate conditioned on additional noisy
+// observations at the pending candidates, whose values are not known yet.
+// A GP's variance does not depend on the observed values, so this is exact
+// (the "hallucination" of GP-BUCB, Desautels et al. 2014):
+//
+//	var'(x) = var(x) - c(x,P) (C_PP + lambda I)^{-1} c(P,x)
+//
+// with c the current posterior covariance. O(A p (t + p)) for p pending.
+func (g *Exact) ConditionalVariances(dst []float64, pending []int) error {
+	c := g.cand
+	if c == nil {
+		return fmt.Errorf("gp: no candidate set")
+	}
+	if err := checkPending(dst, pending, c.n()); err != nil {
+		return err
+	}
+	p := len(pending)
+	if p == 0 {
+		copy(dst, c.vari)
+		return nil
+	}
+	t := g.Len()
+	cpp := make([]float64, p*p)
+	for a, ia := range pending {
+		for b, ib := range pending[:a+1] {
+			v := g.k.Eval(c.point(ia), c.point(ib)) - dot(c.row(ia)[:t], c.row(ib)[:t])
+			cpp[a*p+b], cpp[b*p+a] = v, v
+		}
+		cpp[a*p+a] += g.lambda
+	}
+	var f chol.Factor
+	if err := f.Factorize(cpp, p, p); err != nil {
+		return fmt.Errorf("gp: covariance of pending candidates: %w", err)
+	}
+	parallelFor(c.n(), func(lo, hi int) {
+		w := make([]float64, p)
+		for i := lo; i < hi; i++ {
+			x, row := c.point(i), c.row(i)[:t]
+			for a, ia := range pending {
+				w[a] = g.k.Eval(x, c.point(ia)) - dot(row, c.row(ia)[:t])
+			}
+			f.SolveL(w)
+			dst[i] = math.Max(c.vari[i]-dot(w, w), 0)
+		}
+	})
+	return nil
+}
+
+// ConditionalVariances writes into dst the DTC variance sigma~^2 of every
+// candidate conditioned on additional observations at the pending
+// candidates (their values unknown): V' = V + Z_P^T Z_P, so
+//
+//	sigma~'^2(x) = sigma~^2(x) - w^T (I + Z_P V^{-1} Z_P^T)^{-1} w,
+//	w = Z_P V^{-1} z(x).
+//
+// These are the fantasy rank-one updates BBKB uses to choose a batch.
+// O(A m p + p m^2).
+func (g *DTC) ConditionalVariances(dst []float64, pending []int) error {
+	if err := checkPending(dst, pending, g.nc); err != nil {
+		return err
+	}
+	r := g.r
+	p, m := len(pending), g.ny.Size()
+	if p == 0 || m == 0 {
+		copy(dst, r.vari[:g.nc])
+		return nil
+	}
+	gcols := make([]float64, p*m) // row a: V^{-1} z_a
+	for a, ia := range pending {
+		g.solveV(gcols[a*m:(a+1)*m], r.row(ia))
+	}
+	cpp := make([]float64, p*p)
+	for a, ia := range pending {
+		for b := 0; b <= a; b++ {
+			v := dot(r.row(ia), gcols[b*m:(b+1)*m])
+			cpp[a*p+b], cpp[b*p+a] = v, v
+		}
+		cpp[a*p+a]++
+	}
+	var f chol.Factor
+	if err := f.Factorize(cpp, p, p); err != nil {
+		return fmt.Errorf("gp: covariance of pending candidates: %w", err)
+	}
+	parallelFor(g.nc, func(lo, hi int) {
+		w := make([]float64, p)
+		for i := lo; i < hi; i++ {
+			z := r.emb[i*r.stride : i*r.stride+m]
+			for a := range w {
+				w[a] = dot(z, gcols[a*m:(a+1)*m])
+			}
+			f.SolveL(w)
+			dst[i] = math.Max(r.vari[i]-dot(w, w), 0)
+		}
+	})
+	return nil
+}
+
+func checkPending(dst []float64, pending []int, n int) error {
+	if len(dst) != n {
+		return fmt.Errorf("gp: destination has length %d, want %d", len(dst), n)
+	}
+	for _, i := range pending {
+		if i < 0 || i >= n {
+			return fmt.Errorf("gp: pending candidate %d out of range [0,%d)", i, n)
+		}
+	}
+	return nil
+}
