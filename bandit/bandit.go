@@ -325,6 +325,14 @@ func (p *GP) Ask() (int, error) {
 			}
 			acquisition.ExpectedImprovement(p.scores, means, vars, best, 0)
 		}
+		// A pending arm is never asked for twice. For the exact posterior
+		// conditioning already shrinks its variance to about lambda; for
+		// the DTC posterior the residual (k(x,x) - ||z||^2)/lambda of an arm
+		// outside the dictionary does not shrink until a resample adds it,
+		// so without this a batch could repeat an arm.
+		for _, a := range p.pending {
+			p.scores[a] = math.Inf(-1)
+		}
 		arm = acquisition.Argmax(p.scores)
 		if arm < 0 {
 			return -1, errors.New("bandit: every score is NaN")
