@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/bkb-go/bkb/acquisition"
 	"github.com/bkb-go/bkb/objectives"
 )
 
@@ -81,7 +82,7 @@ func TestRegretExperiment(t *testing.T) {
 		cum := map[string][]float64{}
 		for seed := uint64(1); seed <= seeds; seed++ {
 			arms, _ := objectives.Uniform(objectives.Box{Lower: make([]float64, f.Dim), Upper: ones(f.Dim)}, A, seed)
-			opt := Options{Seed: seed, Lambda: 0.0025, Kernel: nil, Beta: nil}
+			opt := Options{Seed: seed, Lambda: 0.0025, Beta: acquisition.Constant(3)}
 			for _, pol := range []string{"gp-ucb", "bkb", "bkb-incr", "random"} {
 				var p Policy
 				switch pol {
@@ -114,11 +115,11 @@ func TestRegretExperiment(t *testing.T) {
 		g, b, r := stat.Mean(cum["gp-ucb"], nil), stat.Mean(cum["bkb"], nil), stat.Mean(cum["random"], nil)
 		bi := stat.Mean(cum["bkb-incr"], nil)
 		fmt.Fprintf(&table, "%-10s mean cumulative regret: gp-ucb %.2f  bkb %.2f  bkb-incr %.2f  random %.2f\n", name, g, b, bi, r)
-		// The incremental (coupled-threshold) variant is reported, not
-		// gated: a dictionary that misses a region persists across steps
-		// (see the issue note), unlike the paper's fresh draw.
-		if b > 1.5*g {
-			t.Errorf("%s: BKB cumulative regret %.2f above 1.5x GP-UCB's %.2f", name, b, g)
+		// beta = 3 on rewards standardised over the arms: with beta = 2 an
+		// unexplored arm's UCB (2 prior sd) can sit below a local optimum
+		// (Hartmann 3 reaches 3.3 sd), and a run, of any policy, may stay there.
+		if b > 1.5*g || bi > 1.5*g {
+			t.Errorf("%s: BKB cumulative regret %.2f (incremental %.2f) above 1.5x GP-UCB's %.2f", name, b, bi, g)
 		}
 		if g > r/4 || b > r/4 {
 			t.Errorf("%s: regret not far below random search (gp-ucb %.2f, bkb %.2f, random %.2f)", name, g, b, r)
