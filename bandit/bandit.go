@@ -74,6 +74,11 @@ type Options struct {
 	Seed uint64
 	// Reserve preallocates for this many observations.
 	Reserve int
+	// Rebuild recomputes the posterior from scratch after every
+	// observation (O(A t^2) for GP-UCB, O(A m^2) for BKB), as the papers
+	// state the algorithms, instead of updating it incrementally. The arms
+	// chosen are the same; only the cost differs. For benchmarks.
+	Rebuild bool
 }
 
 func (o *Options) defaults(arms *mat.Dense) {
@@ -196,6 +201,7 @@ func newGP(name string, arms *mat.Dense, opt Options, useDTC bool, score Score) 
 		if err := g.SetCandidates(arms); err != nil {
 			return nil, err
 		}
+		g.SetRebuildAlways(opt.Rebuild)
 		p.post, p.dtc = g, g
 	} else {
 		g, err := gp.NewExact(opt.Kernel, d, opt.Lambda)
@@ -358,6 +364,11 @@ func (p *GP) Tell(arm int, y float64) error {
 	}
 	if err := p.post.ObserveCandidate(arm, y); err != nil {
 		return fmt.Errorf("bandit: arm %d: %w", arm, err)
+	}
+	if ex, ok := p.post.(*gp.Exact); ok && p.opt.Rebuild {
+		if err := ex.Rebuild(); err != nil {
+			return fmt.Errorf("bandit: arm %d: %w", arm, err)
+		}
 	}
 	p.count[arm]++
 	if p.dtc != nil {

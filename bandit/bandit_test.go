@@ -201,3 +201,33 @@ func TestBatchAsk(t *testing.T) {
 		}
 	}
 }
+
+// The incremental implementations choose exactly the arms of the
+// rebuild-every-step implementations (the algorithms as the papers state
+// them) on the same seeds: the speed is not bought with a different
+// algorithm.
+func TestIncrementalEqualsRebuild(t *testing.T) {
+	t.Parallel()
+	arms := randArms(8, 400, 2)
+	for _, tc := range []struct {
+		name string
+		mk   func(Options) (*GP, error)
+		opt  Options
+	}{
+		{"gp-ucb", func(o Options) (*GP, error) { return NewGPUCB(arms, o) }, Options{Seed: 3}},
+		{"bkb", func(o Options) (*GP, error) { return NewBKB(arms, o) }, Options{Seed: 3}},
+		{"bkb-incremental", func(o Options) (*GP, error) { return NewBKB(arms, o) }, Options{Seed: 3, Incremental: true}},
+	} {
+		fast, _ := tc.mk(tc.opt)
+		slow := tc.opt
+		slow.Rebuild = true
+		ref, _ := tc.mk(slow)
+		a, b := play(t, fast, arms, 120, 4), play(t, ref, arms, 120, 4)
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Fatalf("%s: incremental %v\nrebuild %v", tc.name, a, b)
+		}
+		if tc.name != "gp-ucb" && ref.dtc.Rebuilds() < 120 {
+			t.Fatalf("%s: rebuild mode rebuilt only %d times", tc.name, ref.dtc.Rebuilds())
+		}
+	}
+}
