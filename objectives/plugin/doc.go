@@ -1,0 +1,64 @@
+// Package plugin evaluates an objective function in an external program,
+// written in any language, that speaks a tiny line-oriented JSON protocol.
+//
+// # Long-lived mode (the default)
+//
+// The plugin is started once and kept running. For every evaluation it reads
+// one JSON request per line on its standard input:
+//
+//	{"id":7,"x":[0.25,-1.5],"params":{"lr":0.25,"momentum":-1.5}}
+//
+// and writes exactly one JSON reply per line on its standard output:
+//
+//	{"id":7,"y":0.8123}
+//	{"id":7,"error":"solver diverged"}
+//
+// "params" is present only when [Config.ParamNames] is set; it maps each name
+// to the coordinate of x at the same position. Ids are positive, increase by
+// one per evaluation and are never reused, also not across restarts. Because
+// JSON cannot carry NaN or infinities, a plugin may send them as strings
+// ("NaN", "Inf", "-Inf"); such values are reported as [ErrNonFinite]. A
+// reply is always the VALUE of the objective: whether it is maximized or
+// minimized is decided by the caller, not by the plugin.
+//
+// Anything else on standard output while a reply is awaited (log lines,
+// invalid JSON, a reply for another id, a reply without "y") is garbage:
+// the evaluation fails with [ErrGarbage] and the plugin is restarted, since
+// the stream can no longer be trusted. Blank lines are ignored. Standard
+// error is free-form: each line is copied, prefixed, to [Config.Stderr] and
+// the last lines are quoted in crash reports. When its standard input is
+// closed the plugin should exit; see [Process.Close].
+//
+// The environment of the plugin contains BKB_PLUGIN_MODE=long-lived, so that
+// one script can support both modes.
+//
+// # One-shot mode
+//
+// With [Config.OneShot] the command is run once per evaluation, with the
+// coordinates of x appended as extra arguments (formatted with
+// strconv.FormatFloat(v, 'g', -1, 64)) and in the environment:
+//
+//	BKB_PLUGIN_MODE=one-shot
+//	BKB_X=0.25,-1.5
+//	BKB_PARAMS={"lr":0.25,"momentum":-1.5}   (only when ParamNames is set)
+//
+// The last non-empty line of its standard output is the result: either a
+// bare number ("0.8123", "NaN") or a reply object as above (its id is not
+// checked). A non-zero exit status fails the evaluation with [ErrCrashed].
+// One-shot evaluations may run concurrently.
+//
+// # Failures
+//
+// Every failure of [Process.Evaluate] is an [*EvalError] whose Kind tells
+// what happened and which matches one of the sentinel errors with
+// errors.Is: [ErrCrashed], [ErrTimeout], [ErrGarbage], [ErrPluginError],
+// [ErrNonFinite], [ErrTooManyRestarts], [ErrStart], [ErrCanceled],
+// [ErrClosed], [ErrBadInput]. After a crash, a timeout or garbage the plugin is
+// restarted lazily by the next evaluation, at most [Config.MaxRestarts]
+// times over the life of the [Process]; the failed evaluation itself is not
+// retried. A reported error or a non-finite value leaves the plugin running.
+//
+// On Unix the plugin runs in its own process group, so a terminal's Ctrl-C
+// reaches only the caller, which shuts plugins down with [Process.Close], and
+// killing a plugin also kills the processes it started.
+package plugin

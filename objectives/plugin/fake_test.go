@@ -1,0 +1,183 @@
+package plugin
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The test binary doubles as the plugin: when fakeEnv is set, TestMain runs
+// the fake plugin named by its value instead of the tests.
+const fakeEnv = "BKB_PLUGIN_TEST_FAKE"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(fakeEnv); mode != "" {
+		os.Exit(runFake(mode))
+	}
+	os.Exit(m.Run())
+}
+
+// good is the objective of the well-behaved fake: -sum (x_i-0.3)^2.
+func good(x []float64) float64 {
+	s := 0.0
+	for _, v := range x {
+		s -= (v - 0.3) * (v - 0.3)
+	}
+	return s
+}
+
+func reply(id int, y float64) {
+	fmt.Printf("{\"id\":%d,\"y\":%s}\n", id, strconv.FormatFloat(y, 'g', -1, 64))
+}
+
+// runFake implements the fake plugins. Modes (long-lived):
+//
+//	good        y = good(x)
+//	crash2      exits with status 3 on its 2nd request
+//	hang        never answers
+//	hang2       never answers its 2nd request
+//	garbage2:V  answers its 2nd request with garbage variant V
+//	nan         replies "NaN" to odd requests, good(x) to even ones
+//	error       replies {"error":...} to odd requests, good(x) to even ones
+//	exit1       exits with status 1 at once, complaining on stderr
+//	noexit      like good, but ignores the end of stdin
+//	stderr      like good, and logs each request on stderr
+//	params      y = 10*params.a + params.b
+//	exitafter1  answers its first request, then exits with status 0
+func runFake(mode string) int {
+	if os.Getenv("BKB_PLUGIN_MODE") == "one-shot" {
+		return runFakeOneShot(mode)
+	}
+	if mode == "exit1" {
+		fmt.Fprintln(os.Stderr, "fake: reading config")
+		fmt.Fprintln(os.Stderr, "fake: fatal: config file missing")
+		return 1
+	}
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<20)
+	for n := 1; in.Scan(); n++ {
+		var req struct {
+			ID     int                `json:"id"`
+			X      []float64          `json:"x"`
+			Params map[string]float64 `json:"params"`
+		}
+		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
+			fmt.Fprintln(os.Stderr, "fake: bad request:", err)
+			return 2
+		}
+		switch {
+		case mode == "good" || mode == "noexit":
+			reply(req.ID, good(req.X))
+		case mode == "stderr":
+			fmt.Fprintf(os.Stderr, "got request %d\n", req.ID)
+			reply(req.ID, good(req.X))
+		case mode == "crash2" && n == 2:
+			fmt.Fprintf(os.Stderr, "fake: about to crash on request %d\n", req.ID)
+			return 3
+		case mode == "crash2":
+			reply(req.ID, good(req.X))
+		case mode == "hang" || (mode == "hang2" && n == 2):
+			fmt.Fprintf(os.Stderr, "hanging on request %d\n", req.ID)
+			time.Sleep(time.Hour)
+		case mode == "hang2":
+			reply(req.ID, good(req.X))
+		case strings.HasPrefix(mode, "garbage2:") && n == 2:
+			switch strings.TrimPrefix(mode, "garbage2:") {
+			case "text":
+				fmt.Println("loss went down, all good")
+			case "json":
+				fmt.Printf("{\"id\":%d,\"y\":1.5\n", req.ID)
+			case "wrongid":
+				reply(req.ID+100, 1)
+			case "noid":
+				fmt.Println(`{"y":1}`)
+			case "noy":
+				fmt.Printf("{\"id\":%d,\"value\":1}\n", req.ID)
+			case "long":
+				fmt.Println(strings.Repeat("x", 5000))
+			}
+		case strings.HasPrefix(mode, "garbage2:"):
+			reply(req.ID, good(req.X))
+		case mode == "nan" && n%2 == 1:
+			fmt.Printf("{\"id\":%d,\"y\":\"NaN\"}\n", req.ID)
+		case mode == "error" && n%2 == 1:
+			fmt.Printf("{\"id\":%d,\"error\":\"simulation diverged at step 17\"}\n", req.ID)
+		case mode == "nan" || mode == "error":
+			reply(req.ID, good(req.X))
+		case mode == "exitafter1":
+			reply(req.ID, good(req.X))
+			return 0
+		case mode == "params":
+			a, okA := req.Params["a"]
+			b, okB := req.Params["b"]
+			if !okA || !okB || len(req.Params) != 2 {
+				fmt.Printf("{\"id\":%d,\"error\":\"bad params %v\"}\n", req.ID, req.Params)
+				continue
+			}
+			reply(req.ID, 10*a+b)
+		default:
+			fmt.Fprintln(os.Stderr, "fake: unknown mode", mode)
+			return 2
+		}
+	}
+	if mode == "noexit" {
+		time.Sleep(time.Hour)
+	}
+	return 0
+}
+
+// runFakeOneShot implements the one-shot fakes: x comes in os.Args[1:] and
+// must agree with BKB_X.
+func runFakeOneShot(mode string) int {
+	args := os.Args[1:]
+	if got := os.Getenv("BKB_X"); got != strings.Join(args, ",") {
+		fmt.Fprintf(os.Stderr, "BKB_X=%q does not match args %q\n", got, args)
+		return 5
+	}
+	x := make([]float64, len(args))
+	for i, a := range args {
+		v, err := strconv.ParseFloat(a, 64)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 5
+		}
+		x[i] = v
+	}
+	switch mode {
+	case "good":
+		fmt.Println("computing...")
+		fmt.Println(strconv.FormatFloat(good(x), 'g', -1, 64))
+		fmt.Println()
+	case "json":
+		fmt.Println("log: starting")
+		fmt.Printf("{\"y\":%s}\n", strconv.FormatFloat(good(x), 'g', -1, 64))
+	case "params":
+		var params map[string]float64
+		if err := json.Unmarshal([]byte(os.Getenv("BKB_PARAMS")), &params); err != nil {
+			fmt.Fprintln(os.Stderr, "BKB_PARAMS:", err)
+			return 5
+		}
+		fmt.Println(10*params["a"] + params["b"])
+	case "nan":
+		fmt.Println("NaN")
+	case "error":
+		fmt.Println(`{"error":"out of memory"}`)
+	case "fail":
+		fmt.Fprintln(os.Stderr, "fake: segmentation fault (not really)")
+		return 4
+	case "garbage":
+		fmt.Println("the answer is 42")
+	case "empty":
+	case "hang":
+		time.Sleep(time.Hour)
+	default:
+		fmt.Fprintln(os.Stderr, "fake: unknown mode", mode)
+		return 2
+	}
+	return 0
+}

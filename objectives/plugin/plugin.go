@@ -1,0 +1,681 @@
+package plugin
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults used when the corresponding Config field is zero.
+const (
+	DefaultTimeout     = 60 * time.Second
+	DefaultMaxRestarts = 3
+)
+
+const (
+	maxLine        = 1 << 20                // longest stdout line accepted
+	garbageQuote   = 200                    // bytes of an offending line quoted in errors
+	exitGrace      = time.Second            // wait for exit after stdout EOF
+	drainGrace     = 200 * time.Millisecond // wait for a last reply or stderr after exit
+	defaultCloseWt = 2 * time.Second        // Close: wait for exit after closing stdin
+)
+
+// Config describes a plugin and how to run it.
+type Config struct {
+	// Command is the program and its arguments, e.g.
+	// []string{"python3", "branin.py"}. A program without a path separator
+	// is looked up in $PATH; a relative path is relative to Dir.
+	Command []string
+	// Dir is the working directory of the plugin; "" means the caller's.
+	Dir string
+	// Env holds extra "KEY=value" entries added to the caller's environment.
+	Env []string
+	// ParamNames, when set, names the coordinates of x: requests then carry
+	// a "params" object and every x must have exactly len(ParamNames)
+	// coordinates.
+	ParamNames []string
+	// Timeout bounds one evaluation; DefaultTimeout when 0. A plugin that
+	// does not answer in time is killed (and restarted by the next
+	// evaluation).
+	Timeout time.Duration
+	// MaxRestarts is the number of restarts allowed over the life of the
+	// Process after crashes, timeouts or garbage; DefaultMaxRestarts when 0,
+	// no restart at all when negative. Once used up, evaluations fail with
+	// ErrTooManyRestarts. Restarts after a canceled evaluation are free.
+	// A plugin found dead between evaluations is restarted too (and
+	// counted). One-shot mode has no restarts.
+	MaxRestarts int
+	// Stderr, when not nil, receives the plugin's stderr line by line, each
+	// line prefixed with "[name pid] ". Writes are serialized.
+	Stderr io.Writer
+	// OneShot runs Command once per evaluation instead of keeping one
+	// process alive (see the package documentation).
+	OneShot bool
+}
+
+// Process is a running plugin (or, in one-shot mode, the recipe to run it).
+// Its methods are safe for concurrent use; in long-lived mode evaluations are
+// serialized, in one-shot mode they run concurrently.
+type Process struct {
+	cfg        Config
+	name       string // command line for messages
+	short      string // base name of the program, for stderr prefixes
+	timeout    time.Duration
+	maxRestart int
+	closeWait  time.Duration
+
+	life       context.Context // canceled by Close
+	lifeCancel context.CancelFunc
+	stderrMu   sync.Mutex
+
+	mu       sync.Mutex // guards closed and inflight.Add
+	closed   bool
+	inflight sync.WaitGroup
+
+	nextID   atomic.Int64
+	restarts atomic.Int64
+
+	sem chan struct{} // long-lived mode: one evaluation at a time
+	// guarded by sem:
+	cur         *child
+	needRestart bool  // the next start counts as a restart
+	lastErr     error // the failure that made a restart necessary
+}
+
+// evaluator is the objective interface Process satisfies.
+var _ interface {
+	Evaluate(ctx context.Context, x []float64) (float64, error)
+} = (*Process)(nil)
+
+// Start validates cfg and starts the plugin. In one-shot mode nothing is run
+// yet, but the program must exist. ctx only bounds the start-up: the plugin
+// lives until Close. The error is an *EvalError of KindStart when the
+// program cannot be found or started.
+func Start(ctx context.Context, cfg Config) (*Process, error) {
+	if len(cfg.Command) == 0 || cfg.Command[0] == "" {
+		return nil, errors.New("plugin: empty command")
+	}
+	seen := make(map[string]bool, len(cfg.ParamNames))
+	for _, n := range cfg.ParamNames {
+		if n == "" {
+			return nil, errors.New("plugin: empty parameter name")
+		}
+		if seen[n] {
+			return nil, fmt.Errorf("plugin: duplicate parameter name %q", n)
+		}
+		seen[n] = true
+	}
+	if cfg.Timeout < 0 {
+		return nil, fmt.Errorf("plugin: negative timeout %v", cfg.Timeout)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("plugin %q: %w", strings.Join(cfg.Command, " "), err)
+	}
+	cfg.Command = append([]string(nil), cfg.Command...)
+	cfg.Env = append([]string(nil), cfg.Env...)
+	cfg.ParamNames = append([]string(nil), cfg.ParamNames...)
+	p := &Process{
+		cfg:        cfg,
+		name:       strings.Join(cfg.Command, " "),
+		short:      filepath.Base(cfg.Command[0]),
+		timeout:    cfg.Timeout,
+		maxRestart: cfg.MaxRestarts,
+		closeWait:  defaultCloseWt,
+		sem:        make(chan struct{}, 1),
+	}
+	if p.timeout == 0 {
+		p.timeout = DefaultTimeout
+	}
+	if p.maxRestart == 0 {
+		p.maxRestart = DefaultMaxRestarts
+	} else if p.maxRestart < 0 {
+		p.maxRestart = 0
+	}
+	p.life, p.lifeCancel = context.WithCancel(context.Background())
+	if cfg.OneShot {
+		if err := checkProgram(cfg); err != nil {
+			p.lifeCancel()
+			return nil, &EvalError{Kind: KindStart, Command: p.name, Msg: "cannot start", Err: err}
+		}
+		return p, nil
+	}
+	c, err := p.startChild()
+	if err != nil {
+		p.lifeCancel()
+		return nil, err
+	}
+	p.cur = c
+	return p, nil
+}
+
+// checkProgram reports whether cfg.Command[0] names an existing program.
+func checkProgram(cfg Config) error {
+	name := cfg.Command[0]
+	if !strings.ContainsRune(name, '/') && !strings.ContainsRune(name, filepath.Separator) {
+		_, err := exec.LookPath(name)
+		return err
+	}
+	path := name
+	if !filepath.IsAbs(path) && cfg.Dir != "" {
+		path = filepath.Join(cfg.Dir, path)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return fmt.Errorf("%s is a directory", path)
+	}
+	return nil
+}
+
+// Restarts returns how many times the plugin has been restarted after a
+// crash, a timeout or garbage.
+func (p *Process) Restarts() int { return int(p.restarts.Load()) }
+
+// Evaluate sends x to the plugin and returns its value. Failures are
+// *EvalError values (see the package documentation); the evaluation is never
+// retried, but the plugin is restarted for the next one when needed.
+func (p *Process) Evaluate(ctx context.Context, x []float64) (float64, error) {
+	id := int(p.nextID.Add(1))
+	if err := p.checkInput(id, x); err != nil {
+		return 0, err
+	}
+	if !p.enter() {
+		return 0, p.fail(KindClosed, id, "process is closed", nil)
+	}
+	defer p.inflight.Done()
+
+	// The evaluation ends at the caller's cancellation, Close, or Timeout;
+	// context.Cause tells which. The timeout starts once the plugin is ours.
+	ectx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(p.life, func() { cancel(errClosedCause) })
+	defer stop()
+
+	if p.cfg.OneShot {
+		tctx, cancelT := context.WithTimeoutCause(ectx, p.timeout, errTimeoutCause)
+		defer cancelT()
+		return p.evalOneShot(ctx, tctx, id, x)
+	}
+	select {
+	case p.sem <- struct{}{}:
+	case <-ectx.Done():
+		return 0, p.abortErr(ctx, ectx, id, false)
+	}
+	defer func() { <-p.sem }()
+	if ectx.Err() != nil {
+		return 0, p.abortErr(ctx, ectx, id, false)
+	}
+	c, err := p.ensureChild(id)
+	if err != nil {
+		return 0, err
+	}
+	tctx, cancelT := context.WithTimeoutCause(ectx, p.timeout, errTimeoutCause)
+	defer cancelT()
+	return p.exchange(ctx, tctx, c, id, x)
+}
+
+var (
+	errClosedCause  = errors.New("plugin process closed")
+	errTimeoutCause = errors.New("plugin evaluation timed out")
+)
+
+func (p *Process) enter() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.inflight.Add(1)
+	return true
+}
+
+func (p *Process) fail(k Kind, id int, msg string, err error) *EvalError {
+	return &EvalError{Kind: k, Command: p.name, ID: id, Msg: msg, Err: err}
+}
+
+func (p *Process) checkInput(id int, x []float64) error {
+	if n := len(p.cfg.ParamNames); n > 0 && len(x) != n {
+		return p.fail(KindBadInput, id, fmt.Sprintf("x has %d coordinates, want %d (one per parameter name)", len(x), n), nil)
+	}
+	for i, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return p.fail(KindBadInput, id, fmt.Sprintf("x[%d] = %v is not finite", i, v), nil)
+		}
+	}
+	return nil
+}
+
+// abortErr builds the error of an evaluation ended by ectx: timeout, Close
+// or the caller's context (ctx).
+func (p *Process) abortErr(ctx, ectx context.Context, id int, killed bool) *EvalError {
+	switch cause := context.Cause(ectx); {
+	case errors.Is(cause, errTimeoutCause) && ctx.Err() == nil:
+		msg := fmt.Sprintf("timed out after %v", p.timeout)
+		if killed {
+			msg += " (plugin killed)"
+		}
+		return p.fail(KindTimeout, id, msg, nil)
+	case errors.Is(cause, errClosedCause) && ctx.Err() == nil:
+		return p.fail(KindClosed, id, "process closed during evaluation", nil)
+	default:
+		return p.fail(KindCanceled, id, "evaluation canceled", ctx.Err())
+	}
+}
+
+// child is one running instance of a long-lived plugin.
+type child struct {
+	cmd    *exec.Cmd
+	stdin  *os.File // write end of the plugin's stdin
+	stdout *os.File // read end of the plugin's stdout
+	stderr *os.File // read end of the plugin's stderr
+	sink   *stderrSink
+
+	lines      chan []byte   // stdout lines; closed at EOF
+	quit       chan struct{} // closed when the child is discarded
+	exited     chan struct{} // closed once Wait has returned
+	waitErr    error         // Wait's result, valid after exited is closed
+	stderrDone chan struct{} // closed when stderr reached EOF
+	wg         sync.WaitGroup
+	discarded  bool
+}
+
+// startChild starts a new instance of the plugin.
+func (p *Process) startChild() (*child, error) {
+	startErr := func(err error) error {
+		return &EvalError{Kind: KindStart, Command: p.name, Msg: "cannot start", Err: err}
+	}
+	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			_ = f.Close()
+		}
+	}
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	inR, inW, err := pipe()
+	if err != nil {
+		return nil, startErr(err)
+	}
+	outR, outW, err := pipe()
+	if err != nil {
+		closeAll()
+		return nil, startErr(err)
+	}
+	errR, errW, err := pipe()
+	if err != nil {
+		closeAll()
+		return nil, startErr(err)
+	}
+	cmd := exec.Command(p.cfg.Command[0], p.cfg.Command[1:]...)
+	cmd.Dir = p.cfg.Dir
+	cmd.Env = append(append(os.Environ(), p.cfg.Env...), "BKB_PLUGIN_MODE=long-lived")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	setProcAttr(cmd)
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		return nil, startErr(err)
+	}
+	// The child has its copies; ours of its ends must go so that EOFs work.
+	_ = inR.Close()
+	_ = outW.Close()
+	_ = errW.Close()
+
+	c := &child{
+		cmd:    cmd,
+		stdin:  inW,
+		stdout: outR,
+		stderr: errR,
+		sink: &stderrSink{
+			out:    p.cfg.Stderr,
+			outMu:  &p.stderrMu,
+			prefix: fmt.Sprintf("[%s %d] ", p.short, cmd.Process.Pid),
+		},
+		lines:      make(chan []byte),
+		quit:       make(chan struct{}),
+		exited:     make(chan struct{}),
+		stderrDone: make(chan struct{}),
+	}
+	c.wg.Add(3)
+	go func() {
+		defer c.wg.Done()
+		c.waitErr = cmd.Wait()
+		close(c.exited)
+	}()
+	go func() {
+		defer c.wg.Done()
+		defer close(c.stderrDone)
+		_, _ = io.Copy(c.sink, c.stderr)
+		c.sink.Flush()
+	}()
+	go func() {
+		defer c.wg.Done()
+		defer close(c.lines)
+		c.readLines()
+	}()
+	return c, nil
+}
+
+// readLines forwards stdout lines until EOF or discard. Lines longer than
+// maxLine are cut (and will be reported as garbage).
+func (c *child) readLines() {
+	br := bufio.NewReaderSize(c.stdout, 64<<10)
+	for {
+		var line []byte
+		var err error
+		for {
+			var frag []byte
+			frag, err = br.ReadSlice('\n')
+			if len(line) < maxLine {
+				room := maxLine - len(line)
+				if len(frag) > room {
+					frag = frag[:room]
+				}
+				line = append(line, frag...)
+			}
+			if !errors.Is(err, bufio.ErrBufferFull) {
+				break
+			}
+		}
+		if len(line) > 0 {
+			select {
+			case c.lines <- line:
+			case <-c.quit:
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (c *child) hasExited() bool {
+	select {
+	case <-c.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// discard kills the child (and its process group), reaps it and stops its
+// goroutines. It is idempotent.
+func (c *child) discard() {
+	if c.discarded {
+		return
+	}
+	c.discarded = true
+	close(c.quit)
+	_ = killGroup(c.cmd)
+	<-c.exited
+	_ = c.stdin.Close()
+	_ = c.stdout.Close() // unblocks the reader even if a grandchild holds the pipe
+	select {
+	case <-c.stderrDone:
+	case <-time.After(drainGrace):
+	}
+	_ = c.stderr.Close()
+	c.wg.Wait()
+}
+
+// exitStatus describes how the child ended; the child must have exited.
+func (c *child) exitStatus() string {
+	if c.waitErr == nil {
+		return "exit status 0"
+	}
+	var ee *exec.ExitError
+	if errors.As(c.waitErr, &ee) {
+		return ee.ProcessState.String()
+	}
+	return c.waitErr.Error()
+}
+
+// ensureChild returns the running child, starting or restarting it as
+// needed. Called with sem held.
+func (p *Process) ensureChild(id int) (*child, error) {
+	if c := p.cur; c != nil {
+		if !c.hasExited() {
+			return c, nil
+		}
+		// Died between evaluations: reap it and restart.
+		c.discard()
+		p.cur = nil
+		p.needRestart = true
+		p.lastErr = &EvalError{Kind: KindCrash, Command: p.name, Msg: "plugin exited between evaluations (" + c.exitStatus() + ")", Stderr: c.sink.Tail()}
+	}
+	if p.needRestart {
+		if n := int(p.restarts.Load()); n >= p.maxRestart {
+			msg := fmt.Sprintf("not restarting the plugin: restart limit (%d) reached", p.maxRestart)
+			var last *EvalError
+			if errors.As(p.lastErr, &last) {
+				msg += "; last failure: " + last.detail()
+			} else if p.lastErr != nil {
+				msg += "; last failure: " + p.lastErr.Error()
+			}
+			return nil, p.fail(KindTooManyRestarts, id, msg, nil)
+		}
+		p.restarts.Add(1)
+	}
+	c, err := p.startChild()
+	if err != nil {
+		p.needRestart = true
+		p.lastErr = err
+		var ee *EvalError
+		if errors.As(err, &ee) {
+			ee.ID = id
+		}
+		return nil, err
+	}
+	p.cur, p.needRestart, p.lastErr = c, false, nil
+	return c, nil
+}
+
+// drop discards the current child after a failure; restart tells whether
+// restarting it counts against MaxRestarts.
+func (p *Process) drop(c *child, restart bool, err error) {
+	c.discard()
+	if p.cur == c {
+		p.cur = nil
+	}
+	if restart {
+		p.needRestart = true
+		p.lastErr = err
+	}
+}
+
+// exchange sends one request to c and waits for the reply. Called with sem
+// held.
+func (p *Process) exchange(ctx, ectx context.Context, c *child, id int, x []float64) (float64, error) {
+	req := appendRequest(nil, id, x, p.cfg.ParamNames)
+	if dl, ok := ectx.Deadline(); ok {
+		_ = c.stdin.SetWriteDeadline(dl)
+	}
+	stopW := context.AfterFunc(ectx, func() { _ = c.stdin.SetWriteDeadline(time.Unix(1, 0)) })
+	_, werr := c.stdin.Write(req)
+	stopW()
+	if werr != nil {
+		if ectx.Err() != nil {
+			err := p.abortErr(ctx, ectx, id, true)
+			p.drop(c, err.Kind == KindTimeout, err)
+			return 0, err
+		}
+		return 0, p.crashed(c, id, "could not send the request ("+werr.Error()+")")
+	}
+
+	var exited <-chan struct{} = c.exited
+	var grace <-chan time.Time
+	for {
+		select {
+		case line, ok := <-c.lines:
+			if !ok {
+				return 0, p.crashed(c, id, "")
+			}
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			return p.handleReply(c, id, line)
+		case <-exited:
+			// Give stdout a moment to deliver a reply written just before exit.
+			exited = nil
+			grace = time.After(drainGrace)
+		case <-grace:
+			return 0, p.crashed(c, id, "")
+		case <-ectx.Done():
+			err := p.abortErr(ctx, ectx, id, true)
+			p.drop(c, err.Kind == KindTimeout, err)
+			if err.Kind == KindTimeout {
+				err.Stderr = c.sink.Tail()
+			}
+			return 0, err
+		}
+	}
+}
+
+// handleReply interprets one non-blank stdout line.
+func (p *Process) handleReply(c *child, id int, line []byte) (float64, error) {
+	garbage := func(msg string) (float64, error) {
+		err := p.fail(KindGarbage, id, msg, nil)
+		err.Line = truncate(strings.TrimRight(string(line), "\r\n"), garbageQuote)
+		p.drop(c, true, err)
+		return 0, err
+	}
+	r, perr := ParseReply(line)
+	switch {
+	case perr != nil:
+		return garbage("garbage on stdout: " + perr.Error())
+	case !r.HasID:
+		return garbage(fmt.Sprintf(`garbage on stdout: reply without "id" (want %d)`, id))
+	case r.ID != id:
+		return garbage(fmt.Sprintf("garbage on stdout: reply for id %d, want %d", r.ID, id))
+	case r.Error != "":
+		return 0, p.fail(KindPluginError, id, "plugin reported an error: "+truncate(r.Error, 2000), nil)
+	case math.IsNaN(r.Y) || math.IsInf(r.Y, 0):
+		return 0, p.fail(KindNonFinite, id, fmt.Sprintf("plugin returned the non-finite value %v", r.Y), nil)
+	}
+	return r.Y, nil
+}
+
+// crashed reports that c died (or closed stdout) during evaluation id.
+func (p *Process) crashed(c *child, id int, what string) error {
+	select {
+	case <-c.exited:
+	case <-time.After(exitGrace):
+		// Alive but not talking: it closed stdout or stopped reading stdin.
+		_ = killGroup(c.cmd)
+		<-c.exited
+		if what == "" {
+			what = "plugin closed its stdout"
+		}
+		what += "; killed"
+	}
+	select {
+	case <-c.stderrDone:
+	case <-time.After(drainGrace):
+	}
+	msg := "plugin crashed (" + c.exitStatus() + ")"
+	if what != "" {
+		msg = "plugin crashed: " + what + " (" + c.exitStatus() + ")"
+	}
+	err := p.fail(KindCrash, id, msg, nil)
+	err.Stderr = c.sink.Tail()
+	p.drop(c, true, err)
+	return err
+}
+
+// Close shuts the plugin down: it ends a running evaluation (which fails
+// with ErrClosed), closes the plugin's stdin, waits up to two seconds for it
+// to exit and then kills its process group. It waits for the process to be
+// reaped and for all goroutines of the Process to end. Close returns an
+// error when the plugin had to be killed or exited with a non-zero status;
+// calling it again returns nil. Evaluate fails with ErrClosed afterwards.
+func (p *Process) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	p.mu.Unlock()
+	p.lifeCancel()
+	p.inflight.Wait()
+	c := p.cur
+	p.cur = nil
+	if c == nil {
+		return nil
+	}
+	_ = c.stdin.Close()
+	select {
+	case <-c.exited:
+	case <-time.After(p.closeWait):
+		c.discard()
+		return fmt.Errorf("plugin %q: did not exit within %v after its stdin was closed; killed", p.name, p.closeWait)
+	}
+	c.discard()
+	if c.waitErr != nil {
+		err := fmt.Errorf("plugin %q: exited with %s on close", p.name, c.exitStatus())
+		if tail := c.sink.Tail(); tail != "" {
+			err = fmt.Errorf("%w; stderr: %s", err, tail)
+		}
+		return err
+	}
+	return nil
+}
+
+// appendRequest appends the JSON request line for x to b.
+func appendRequest(b []byte, id int, x []float64, names []string) []byte {
+	b = append(b, `{"id":`...)
+	b = strconv.AppendInt(b, int64(id), 10)
+	b = append(b, `,"x":`...)
+	b = appendFloats(b, x)
+	if len(names) > 0 {
+		b = append(b, `,"params":`...)
+		b = appendParams(b, x, names)
+	}
+	return append(b, "}\n"...)
+}
+
+func appendFloats(b []byte, x []float64) []byte {
+	b = append(b, '[')
+	for i, v := range x {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendFloat(b, v, 'g', -1, 64)
+	}
+	return append(b, ']')
+}
+
+// appendParams appends {"name":value,...} in the order of names.
+func appendParams(b []byte, x []float64, names []string) []byte {
+	b = append(b, '{')
+	for i, n := range names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		q, _ := json.Marshal(n) // a string always marshals
+		b = append(b, q...)
+		b = append(b, ':')
+		b = strconv.AppendFloat(b, x[i], 'g', -1, 64)
+	}
+	return append(b, '}')
+}

@@ -1,0 +1,16 @@
+//go:build !unix
+
+package plugin
+
+import "os/exec"
+
+// setProcAttr does nothing on systems without Unix process groups.
+func setProcAttr(cmd *exec.Cmd) {}
+
+// killGroup kills the plugin process (its children may survive).
+func killGroup(cmd *exec.Cmd) error {
+	if cmd.Process == nil {
+		return nil
+	}
+	return cmd.Process.Kill()
+}

@@ -1,0 +1,29 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package study
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// lock takes an exclusive, non-blocking flock(2) on f. The kernel drops it
+// when f is closed or the process dies.
+func lock(f *os.File) (unlock func() error, err error) {
+	fd := int(f.Fd())
+	for {
+		err = syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return nil, ErrLocked
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	return func() error { return syscall.Flock(fd, syscall.LOCK_UN) }, nil
+}
