@@ -1,0 +1,411 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/bkb-go/bkb/objectives"
+)
+
+// benchRun is one (objective, policy, seed) run.
+type benchRun struct {
+	objective, policy string
+	seed              uint64
+
+	cum        []float64 // cumulative regret after each step
+	simple     float64   // simple regret at T
+	bestValue  float64   // best value played
+	msPerStep  float64   // policy time per step, ms
+	dictSize   int       // BKB: |S| at T; exact GPs: T; random: 0
+	err        error
+	lengthFits int
+}
+
+// benchCell aggregates the runs of one (objective, policy).
+type benchCell struct {
+	Objective                  string
+	Policy                     string
+	Seeds                      int
+	CumMean, CumStd            float64
+	SimpleMean, SimpleStd      float64
+	MSMean                     float64
+	DictMean                   float64
+	curve                      []float64 // mean cumulative regret per step
+	exactDict, noDict, anyFail bool
+}
+
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("bench", "bench [flags]", stdout)
+	policies := fs.StringSlice("policies", []string{"bkb", "gp-ucb", "random"}, "policies to compare: "+strings.Join(policyNames, ", "))
+	objs := fs.StringSlice("objectives", []string{"branin", "hartmann3"}, "built-in functions (see 'bkb objectives')")
+	seeds := fs.Int("seeds", 3, "seeds per (objective, policy): 1..N; the seed draws the arms and the policy's randomness")
+	nArms := fs.Int("arms", 500, "uniform random arms over the function's domain")
+	budget := fs.IntP("budget", "T", 200, "steps per run")
+	noise := fs.Float64("noise", 0, "standard deviation of Gaussian observation noise")
+	kern := fs.String("kernel", "rbf", "kernel: "+strings.Join(kernelNames, ", "))
+	ls := fs.Float64("length-scale", 0.2, "kernel length scale on the unit box")
+	lambda := fs.Float64("lambda", 0.01, "GP noise variance on the standardized scale")
+	beta := fs.String("beta", "2", "UCB exploration (see bkb optimize --help)")
+	qbar := fs.Float64("qbar", 2, "BKB oversampling parameter")
+	incremental := fs.Bool("incremental", false, "BKB: incremental dictionary resampling")
+	initN := fs.Int("init", 0, "initial random design size (default max(5, d+1))")
+	jobs := fs.IntP("jobs", "j", runtime.NumCPU(), "runs in parallel")
+	csvPath := fs.String("csv", "", "write the table as CSV to this file")
+	mdPath := fs.String("markdown", "", "write the table as Markdown to this file")
+	plotPath := fs.String("plot", "", "draw mean cumulative regret curves to this PNG or SVG file")
+	progressMode := fs.String("progress", "auto", "progress display: auto, bar, lines or none")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usagef("unexpected argument %q", fs.Arg(0))
+	case *seeds <= 0:
+		return usagef("--seeds must be positive, got %d", *seeds)
+	case *nArms <= 0:
+		return usagef("--arms must be positive, got %d", *nArms)
+	case *budget <= 0:
+		return usagef("--budget must be positive, got %d", *budget)
+	case *jobs <= 0:
+		return usagef("--jobs must be positive, got %d", *jobs)
+	case len(*policies) == 0 || len(*objs) == 0:
+		return usagef("--policies and --objectives must not be empty")
+	case !(*noise >= 0) || math.IsInf(*noise, 0):
+		return usagef("--noise must be finite and >= 0")
+	}
+	if *plotPath != "" {
+		if err := checkPlotExt(*plotPath); err != nil {
+			return err
+		}
+	}
+	for i, p := range *policies {
+		(*policies)[i] = strings.ToLower(strings.TrimSpace(p))
+		if !contains(policyNames, (*policies)[i]) {
+			return usagef("unknown policy %q; valid: %s", p, strings.Join(policyNames, ", "))
+		}
+	}
+	// Validate everything before starting: one config per objective.
+	base := map[string]*studyConfig{}
+	for _, name := range *objs {
+		f, err := objectives.Lookup(name)
+		if err != nil {
+			return usageError{trimPkg(err)}
+		}
+		cfg := &studyConfig{
+			Objective: objectiveSpec{Kind: "builtin", Name: f.String(), Noise: *noise},
+			Space:     spaceSpec{Names: defaultNames(f.Dim), Lower: f.Lower, Upper: f.Upper},
+			Arms:      armsSpec{Kind: "random", N: *nArms},
+			Kernel:    kernelSpec{Name: strings.ToLower(*kern), LengthScale: *ls},
+			Lambda:    *lambda, Qbar: *qbar, Beta: *beta, Incremental: *incremental,
+			Budget: *budget, Direction: "minimize", Init: *initN, Standardize: true, Policy: "bkb",
+		}
+		if cfg.Init == 0 {
+			cfg.Init = max(5, f.Dim+1)
+		}
+		if _, err := cfg.Kernel.build(); err != nil {
+			return usageError{err}
+		}
+		if !(*lambda > 0) || !(*qbar > 0) {
+			return usagef("--lambda and --qbar must be positive")
+		}
+		if _, _, err := cfg.betaSchedule(); err != nil {
+			return usageError{err}
+		}
+		base[name] = cfg
+	}
+	for _, p := range *policies {
+		if p != "bkb" && strings.Contains(*beta, "bkb") {
+			return usagef("--beta %s works with --policies bkb only", *beta)
+		}
+	}
+
+	var runs []*benchRun
+	for _, o := range *objs {
+		for _, p := range *policies {
+			for s := 1; s <= *seeds; s++ {
+				runs = append(runs, &benchRun{objective: o, policy: p, seed: uint64(s)})
+			}
+		}
+	}
+	fmt.Fprintf(stderr, "bkb: bench %d runs: policies %s x objectives %s x %d seeds, %d arms, T=%d, %d jobs\n",
+		len(runs), strings.Join(*policies, ","), strings.Join(*objs, ","), *seeds, *nArms, *budget, *jobs)
+	start := time.Now()
+	prog := newProgress(stderr, *progressMode, len(runs))
+	prog.noun = "runs"
+	var mu sync.Mutex
+	done := 0
+	work := make(chan *benchRun)
+	var wg sync.WaitGroup
+	for w := 0; w < min(*jobs, len(runs)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range work {
+				cfg := *base[r.objective]
+				cfg.Policy, cfg.Seed, cfg.Arms.Seed = r.policy, r.seed, r.seed
+				r.err = r.play(ctx, &cfg)
+				mu.Lock()
+				done++
+				prog.update(done, 0, math.NaN(), 0)
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, r := range runs {
+		if ctx.Err() != nil {
+			break
+		}
+		work <- r
+	}
+	close(work)
+	wg.Wait()
+	prog.clear()
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: bench stopped after %d of %d runs", errInterrupted, done, len(runs))
+	}
+	for _, r := range runs {
+		if r.err != nil {
+			return fmt.Errorf("%s/%s seed %d: %v", r.objective, r.policy, r.seed, r.err)
+		}
+	}
+
+	cells := aggregate(runs, *objs, *policies)
+	header := []string{"objective", "policy", "cum regret (mean ± std)", "simple regret at T", "ms/step", "dict size"}
+	rows := make([][]string, len(cells))
+	for i, c := range cells {
+		dict := "-"
+		switch {
+		case c.exactDict:
+			dict = fmt.Sprintf("%d (exact)", *budget)
+		case !c.noDict:
+			dict = fmt.Sprintf("%.1f", c.DictMean)
+		}
+		rows[i] = []string{c.Objective, c.Policy, pm(c.CumMean, c.CumStd), pm(c.SimpleMean, c.SimpleStd),
+			strconv.FormatFloat(c.MSMean, 'f', 3, 64), dict}
+	}
+	fmt.Fprintf(stdout, "Regret over T=%d steps, %d uniform random arms, %d seeds (regret in the function's units; lower is better):\n", *budget, *nArms, *seeds)
+	t := newTable(stdout, header)
+	for _, row := range rows {
+		if err := t.Append(row); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%d runs in %s\n", len(runs), fmtDuration(time.Since(start).Seconds()))
+	if *csvPath != "" {
+		if err := writeBenchCSV(*csvPath, cells, *budget, *nArms); err != nil {
+			return fmt.Errorf("csv: %v", err)
+		}
+		fmt.Fprintf(stdout, "csv: %s\n", *csvPath)
+	}
+	if *mdPath != "" {
+		if err := writeBenchMarkdown(*mdPath, header, rows, *budget, *nArms, *seeds); err != nil {
+			return fmt.Errorf("markdown: %v", err)
+		}
+		fmt.Fprintf(stdout, "markdown: %s\n", *mdPath)
+	}
+	if *plotPath != "" {
+		if err := plotBench(*plotPath, cells, *objs, *policies, *budget); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "plot: %s\n", *plotPath)
+	}
+	return nil
+}
+
+// play runs one benchmark: the same engine as optimize, on arms drawn
+// uniformly from the function's domain, with regret measured against the
+// best arm of the set on the noise-free function.
+func (r *benchRun) play(ctx context.Context, cfg *studyConfig) error {
+	arms, err := cfg.buildArms()
+	if err != nil {
+		return err
+	}
+	f, err := objectives.Lookup(cfg.Objective.Name)
+	if err != nil {
+		return err
+	}
+	obj := &builtin{f: f, noise: cfg.Objective.Noise, seed: cfg.Seed}
+	n, _ := arms.Dims()
+	values := make([]float64, n)
+	best := math.Inf(1)
+	for i := range values {
+		values[i] = f.Value(arms.RawRowView(i))
+		best = math.Min(best, values[i])
+	}
+	e := newEngine(cfg, arms)
+	r.cum = make([]float64, cfg.Budget)
+	cum, played := 0.0, math.Inf(1)
+	for t := 0; t < cfg.Budget; t++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		arm, err := e.Ask()
+		if err != nil {
+			return err
+		}
+		y, err := obj.eval(ctx, t, arms.RawRowView(arm))
+		if err != nil {
+			return err
+		}
+		if err := e.Tell(t, arm, y); err != nil {
+			return err
+		}
+		cum += values[arm] - best
+		r.cum[t] = cum
+		played = math.Min(played, values[arm])
+	}
+	r.simple = played - best
+	r.bestValue = played
+	r.msPerStep = 1e3 * e.PolicySeconds / float64(cfg.Budget)
+	r.dictSize = e.Stats().DictionarySize
+	r.lengthFits = len(e.Fits)
+	return nil
+}
+
+func aggregate(runs []*benchRun, objs, policies []string) []*benchCell {
+	var cells []*benchCell
+	for _, o := range objs {
+		for _, p := range policies {
+			c := &benchCell{Objective: o, Policy: p}
+			var cum, simple, ms, dict []float64
+			for _, r := range runs {
+				if r.objective != o || r.policy != p {
+					continue
+				}
+				c.Seeds++
+				cum = append(cum, r.cum[len(r.cum)-1])
+				simple = append(simple, r.simple)
+				ms = append(ms, r.msPerStep)
+				dict = append(dict, float64(r.dictSize))
+				if c.curve == nil {
+					c.curve = make([]float64, len(r.cum))
+				}
+				for t, v := range r.cum {
+					c.curve[t] += v
+				}
+			}
+			for t := range c.curve {
+				c.curve[t] /= float64(c.Seeds)
+			}
+			c.CumMean, c.CumStd = meanStd(cum)
+			c.SimpleMean, c.SimpleStd = meanStd(simple)
+			c.MSMean = stat.Mean(ms, nil)
+			c.DictMean = stat.Mean(dict, nil)
+			c.exactDict = p == "gp-ucb" || p == "thompson" || p == "ei"
+			c.noDict = p == "random"
+			cells = append(cells, c)
+		}
+	}
+	return cells
+}
+
+func meanStd(x []float64) (float64, float64) {
+	if len(x) < 2 {
+		return stat.Mean(x, nil), 0
+	}
+	return stat.MeanStdDev(x, nil)
+}
+
+func pm(m, s float64) string {
+	return fmt.Sprintf("%s ± %s", strconv.FormatFloat(m, 'g', 4, 64), strconv.FormatFloat(s, 'g', 3, 64))
+}
+
+func writeBenchCSV(path string, cells []*benchCell, budget, arms int) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	_ = w.Write([]string{"objective", "policy", "seeds", "T", "arms", "cum_regret_mean", "cum_regret_std",
+		"simple_regret_mean", "simple_regret_std", "ms_per_step", "dict_size_mean"})
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
+	for _, c := range cells {
+		dict := g(c.DictMean)
+		if c.noDict {
+			dict = ""
+		}
+		_ = w.Write([]string{c.Objective, c.Policy, strconv.Itoa(c.Seeds), strconv.Itoa(budget), strconv.Itoa(arms),
+			g(c.CumMean), g(c.CumStd), g(c.SimpleMean), g(c.SimpleStd), g(c.MSMean), dict})
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func writeBenchMarkdown(path string, header []string, rows [][]string, budget, arms, seeds int) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f, "Regret over T=%d steps, %d uniform random arms, %d seeds (mean ± std over seeds; regret in the function's units).\n\n", budget, arms, seeds)
+	t := newMarkdownTable(f, header)
+	for _, row := range rows {
+		if err := t.Append(row); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// plotBench draws, for every objective, the mean cumulative regret of each
+// policy against the step.
+func plotBench(path string, cells []*benchCell, objs, policies []string, budget int) error {
+	var panels []*plot.Plot
+	for _, o := range objs {
+		p := plot.New()
+		p.Title.Text = o
+		p.X.Label.Text = "step t"
+		p.Y.Label.Text = "mean cumulative regret"
+		p.Add(plotter.NewGrid())
+		p.Legend.Top, p.Legend.Left = true, true
+		for k, pol := range policies {
+			for _, c := range cells {
+				if c.Objective != o || c.Policy != pol {
+					continue
+				}
+				xy := make(plotter.XYs, len(c.curve))
+				for t, v := range c.curve {
+					xy[t] = plotter.XY{X: float64(t + 1), Y: v}
+				}
+				l, err := plotter.NewLine(xy)
+				if err != nil {
+					return err
+				}
+				l.LineStyle.Width = vg.Points(2)
+				l.LineStyle.Color = plotutil.Color(k)
+				l.LineStyle.Dashes = plotutil.Dashes(k)
+				p.Add(l)
+				p.Legend.Add(pol, l)
+			}
+		}
+		panels = append(panels, p)
+	}
+	cols := min(len(panels), 3)
+	return savePanels(path, panels, cols, 4.5*vg.Inch, 3.4*vg.Inch)
+}

@@ -1,0 +1,442 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+	"github.com/spf13/pflag"
+)
+
+// outputFlags are the output options of optimize and status.
+type outputFlags struct {
+	json     bool
+	trace    string
+	plot     string
+	top      int
+	progress string
+	quiet    bool
+}
+
+func (o *outputFlags) register(fs *pflag.FlagSet, withProgress bool) {
+	fs.BoolVar(&o.json, "json", false, "print the result as JSON on stdout instead of a table")
+	fs.StringVar(&o.trace, "trace", "", "write every trial to this CSV file")
+	fs.StringVar(&o.plot, "plot", "", "draw the best value so far against the trial to this PNG or SVG file")
+	fs.IntVar(&o.top, "top", 5, "number of best points in the table")
+	if withProgress {
+		fs.StringVar(&o.progress, "progress", "auto", "progress display: auto (a bar on a terminal, lines otherwise), bar, lines or none")
+		fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress and no warnings about failed trials")
+	}
+}
+
+func (o *outputFlags) check() error {
+	if o.top < 0 {
+		return usagef("--top must be >= 0, got %d", o.top)
+	}
+	switch o.progress {
+	case "", "auto", "bar", "lines", "none":
+	default:
+		return usagef("--progress must be auto, bar, lines or none, got %q", o.progress)
+	}
+	if o.plot != "" {
+		if err := checkPlotExt(o.plot); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkPlotExt(path string) error {
+	switch strings.ToLower(extOf(path)) {
+	case ".png", ".svg", ".pdf", ".jpg", ".jpeg":
+		return nil
+	}
+	return usagef("plot file %q: the name must end in .png or .svg (or .pdf, .jpg)", path)
+}
+
+func extOf(path string) string {
+	if i := strings.LastIndexByte(path, '.'); i >= 0 && !strings.ContainsAny(path[i:], `/\`) {
+		return path[i:]
+	}
+	return ""
+}
+
+// point is one evaluated point in a result.
+type point struct {
+	Trial  int                `json:"trial"`
+	Evals  int                `json:"evaluations"` // complete trials at this arm
+	Arm    int                `json:"arm"`
+	Value  float64            `json:"value"`
+	X      []float64          `json:"x"`
+	Params map[string]float64 `json:"params"`
+}
+
+// result is what optimize and status report.
+type result struct {
+	Study        string      `json:"study,omitempty"`
+	Objective    string      `json:"objective"`
+	Direction    string      `json:"direction"`
+	Policy       string      `json:"policy"`
+	Arms         int         `json:"arms"`
+	Budget       int         `json:"budget"`
+	Trials       int         `json:"trials"`
+	Complete     int         `json:"complete"`
+	Failed       int         `json:"failed"`
+	Pending      int         `json:"pending"`
+	Best         *point      `json:"best"`
+	Top          []point     `json:"top"`
+	KnownOptimum *float64    `json:"known_optimum,omitempty"`
+	BestArm      *float64    `json:"best_arm_value,omitempty"` // best value over the arm set (built-ins)
+	Seconds      float64     `json:"seconds,omitempty"`
+	PolicyMS     float64     `json:"policy_ms_per_trial,omitempty"`
+	LengthScale  float64     `json:"length_scale"`
+	Fits         []fitResult `json:"length_scale_fits,omitempty"`
+	Error        string      `json:"error,omitempty"`
+
+	names []string
+}
+
+// better reports whether value a beats b in direction minimize.
+func better(a, b float64, minimize bool) bool {
+	if math.IsNaN(b) {
+		return !math.IsNaN(a)
+	}
+	if minimize {
+		return a < b
+	}
+	return a > b
+}
+
+// newResult summarizes trials.
+func newResult(cfg *studyConfig, nArms int, trials []*trialState, top int) *result {
+	r := &result{Objective: cfg.Objective.String(), Direction: cfg.Direction, Policy: cfg.Policy, Arms: nArms,
+		Budget: cfg.Budget, Trials: len(trials), LengthScale: cfg.Kernel.LengthScale, names: cfg.Space.Names, Top: []point{}}
+	var done []*trialState
+	for _, t := range trials {
+		switch t.Status {
+		case "complete":
+			r.Complete++
+			done = append(done, t)
+		case "failed":
+			r.Failed++
+		default:
+			r.Pending++
+		}
+	}
+	min := cfg.minimize()
+	sort.SliceStable(done, func(i, j int) bool { return better(done[i].Value, done[j].Value, min) })
+	// One row per arm (policies may evaluate an arm again), with the best
+	// of its values.
+	evals := map[int]int{}
+	for _, t := range done {
+		evals[t.Arm]++
+	}
+	seen := map[int]bool{}
+	i := -1
+	for _, t := range done {
+		if seen[t.Arm] {
+			continue
+		}
+		seen[t.Arm] = true
+		i++
+		if i >= max(top, 1) {
+			break
+		}
+		p := point{Trial: t.Trial, Evals: evals[t.Arm], Arm: t.Arm, Value: t.Value, X: t.X, Params: map[string]float64{}}
+		for k, v := range t.X {
+			if k < len(cfg.Space.Names) {
+				p.Params[cfg.Space.Names[k]] = v
+			}
+		}
+		if i == 0 {
+			b := p
+			r.Best = &b
+		}
+		if i < top {
+			r.Top = append(r.Top, p)
+		}
+	}
+	if f := cfg.function(); f != nil {
+		opt := f.MinValue
+		if !min {
+			opt = math.NaN() // a maximized built-in has no known maximum
+		}
+		if !math.IsNaN(opt) {
+			r.KnownOptimum = &opt
+		}
+	}
+	return r
+}
+
+// setBestArm records the best value over the arm set (built-ins only).
+func (r *result) setBestArm(cfg *studyConfig, e *engine) {
+	f := cfg.function()
+	if f == nil || cfg.Objective.Kind != "builtin" {
+		return
+	}
+	best := math.NaN()
+	for i := 0; i < e.n; i++ {
+		if v := f.Value(e.arms.RawRowView(i)); better(v, best, cfg.minimize()) {
+			best = v
+		}
+	}
+	r.BestArm = &best
+}
+
+// fmtVal formats a value compactly.
+func fmtVal(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'g', 6, 64)
+}
+
+// newTable returns an ASCII table writer on w.
+func newTable(w io.Writer, header []string) *tablewriter.Table {
+	t := tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAlignment(tw.AlignRight),
+		tablewriter.WithHeaderAlignment(tw.AlignCenter),
+	)
+	t.Header(header)
+	return t
+}
+
+// newMarkdownTable returns a Markdown table writer on w.
+func newMarkdownTable(w io.Writer, header []string) *tablewriter.Table {
+	t := tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewMarkdown()),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAlignment(tw.AlignRight),
+	)
+	t.Header(header)
+	return t
+}
+
+// writeText prints the best-points table and a summary.
+func (r *result) writeText(w io.Writer) error {
+	if len(r.Top) > 0 {
+		fmt.Fprintf(w, "Best %d points of %d complete trials (%s %s):\n", len(r.Top), r.Complete, r.Direction, r.Objective)
+		header := append([]string{"rank", "trial", "value", "evals"}, r.names...)
+		t := newTable(w, header)
+		for i, p := range r.Top {
+			row := []string{strconv.Itoa(i + 1), strconv.Itoa(p.Trial), fmtVal(p.Value), strconv.Itoa(p.Evals)}
+			for _, v := range p.X {
+				row = append(row, fmtVal(v))
+			}
+			if err := t.Append(row); err != nil {
+				return err
+			}
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	if r.Best != nil {
+		fmt.Fprintf(w, "best value %s at trial %d:", fmtVal(r.Best.Value), r.Best.Trial)
+		for k, v := range r.Best.X {
+			fmt.Fprintf(w, " %s=%s", r.names[k], fmtVal(v))
+		}
+		fmt.Fprintln(w)
+	} else {
+		fmt.Fprintln(w, "no trial has completed yet")
+	}
+	if r.KnownOptimum != nil {
+		fmt.Fprintf(w, "known minimum %s", fmtVal(*r.KnownOptimum))
+		if r.BestArm != nil {
+			fmt.Fprintf(w, "; best arm of the %d: %s", r.Arms, fmtVal(*r.BestArm))
+		}
+		if r.Best != nil {
+			fmt.Fprintf(w, "; gap %s", fmtVal(r.Best.Value-*r.KnownOptimum))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "%d trials: %d complete, %d failed", r.Trials, r.Complete, r.Failed)
+	if r.Pending > 0 {
+		fmt.Fprintf(w, ", %d pending", r.Pending)
+	}
+	if r.Seconds > 0 {
+		fmt.Fprintf(w, " in %s (policy %.2f ms/trial)", fmtDuration(r.Seconds), r.PolicyMS)
+	}
+	fmt.Fprintln(w)
+	if len(r.Fits) > 0 {
+		f := r.Fits[len(r.Fits)-1]
+		fmt.Fprintf(w, "length scale %s (fitted %d times; last at %d observations, log marginal likelihood %.4g)\n",
+			fmtVal(f.LengthScale), len(r.Fits), f.Observations, f.LogMarginal)
+	}
+	if r.Study != "" {
+		fmt.Fprintf(w, "study journal: %s\n", r.Study)
+	}
+	return nil
+}
+
+func (r *result) writeJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+func fmtDuration(s float64) string {
+	d := time.Duration(s * float64(time.Second))
+	switch {
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond).String()
+	case d < time.Second:
+		return d.Round(10 * time.Microsecond).String()
+	case d < time.Minute:
+		return d.Round(10 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// writeTraceCSV writes one row per trial.
+func writeTraceCSV(path string, cfg *studyConfig, trials []*trialState) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	header := []string{"trial", "status", "arm", "value", "best_so_far"}
+	fn := cfg.function()
+	known := fn != nil && cfg.minimize() && cfg.Objective.Kind == "builtin"
+	if known {
+		header = append(header, "simple_regret")
+	}
+	header = append(header, "seconds")
+	header = append(header, cfg.Space.Names...)
+	header = append(header, "error")
+	_ = w.Write(header)
+	best := math.NaN()
+	for _, t := range trials {
+		if t.Status == "complete" && better(t.Value, best, cfg.minimize()) {
+			best = t.Value
+		}
+		val := ""
+		if t.Status == "complete" {
+			val = strconv.FormatFloat(t.Value, 'g', -1, 64)
+		}
+		row := []string{strconv.Itoa(t.Trial), t.Status, strconv.Itoa(t.Arm), val, fmtCSV(best)}
+		if known {
+			row = append(row, fmtCSV(best-fn.MinValue))
+		}
+		row = append(row, strconv.FormatFloat(t.Seconds, 'g', 6, 64))
+		for _, v := range t.X {
+			row = append(row, strconv.FormatFloat(v, 'g', -1, 64))
+		}
+		row = append(row, t.Error)
+		_ = w.Write(row)
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func fmtCSV(v float64) string {
+	if math.IsNaN(v) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// progress draws a one-line bar with \r on a terminal, or a plain line
+// every 10% (and at least every 10 s) otherwise.
+type progress struct {
+	w         io.Writer
+	mode      string // bar, lines or none
+	total     int
+	start     time.Time
+	lastLine  time.Time
+	lastPct   int
+	drawn     bool
+	lastWidth int
+	noun      string // what is counted: "trials" or "runs"
+}
+
+func newProgress(w io.Writer, mode string, total int) *progress {
+	if mode == "" || mode == "auto" {
+		mode = "lines"
+		if isTerminal(w) {
+			mode = "bar"
+		}
+	}
+	now := time.Now()
+	return &progress{w: w, mode: mode, total: total, start: now, lastLine: now, lastPct: -1, noun: "trials"}
+}
+
+// update reports done trials out of total, with the best value so far.
+func (p *progress) update(done, failed int, best float64, bestTrial int) {
+	if p == nil || p.mode == "none" || p.total <= 0 {
+		return
+	}
+	el := time.Since(p.start)
+	bestS := ""
+	if !math.IsNaN(best) {
+		bestS = fmt.Sprintf(", best %s (trial %d)", fmtVal(best), bestTrial)
+	}
+	fail := ""
+	if failed > 0 {
+		fail = fmt.Sprintf(", %d failed", failed)
+	}
+	pct := 100 * done / p.total
+	switch p.mode {
+	case "bar":
+		const width = 30
+		fill := width * done / p.total
+		eta := ""
+		if done > 0 && done < p.total {
+			rem := time.Duration(float64(el) / float64(done) * float64(p.total-done))
+			eta = " eta " + rem.Round(100*time.Millisecond).String()
+		}
+		line := fmt.Sprintf("\r[%s%s] %3d%% %d/%d %s%s%s, %s%s", strings.Repeat("#", fill), strings.Repeat(".", width-fill),
+			pct, done, p.total, p.noun, bestS, fail, el.Round(100*time.Millisecond), eta)
+		pad := ""
+		if n := len(line); n < p.lastWidth {
+			pad = strings.Repeat(" ", p.lastWidth-n)
+		}
+		p.lastWidth = len(line)
+		fmt.Fprint(p.w, line+pad)
+		p.drawn = true
+	case "lines":
+		// A line per 10% once a second has passed since the last one, at
+		// least one every 10 s, and the last one: a quick run prints one.
+		since := time.Since(p.lastLine)
+		if done < p.total && !(pct/10 != p.lastPct/10 && since >= time.Second) && since < 10*time.Second {
+			return
+		}
+		p.lastPct, p.lastLine = pct, time.Now()
+		fmt.Fprintf(p.w, "bkb: %3d%% %d/%d %s%s%s, %s\n", pct, done, p.total, p.noun, bestS, fail, el.Round(10*time.Millisecond))
+	}
+}
+
+// clear ends the bar's line, before other output.
+func (p *progress) clear() {
+	if p != nil && p.drawn {
+		fmt.Fprintln(p.w)
+		p.drawn = false
+		p.lastWidth = 0
+	}
+}

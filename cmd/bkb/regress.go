@@ -1,0 +1,340 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+	"github.com/spf13/pflag"
+
+	"github.com/bkb-go/bkb/online"
+)
+
+const regressUsage = `Usage: bkb regress [flags]
+
+Runs online kernel learners over a data stream in one prequential pass
+(predict x_t, then learn y_t), optionally over several random orders, and
+prints the online MSE (regression) or mistake rate in percent
+(classification), the dictionary or feature count and the time per pass,
+next to the paper's figure where the papers report one.
+
+Streams: a CSV dataset (--data, in a random order per --orders, with the
+papers' preprocessing: features to [-1, 1], regression targets to [0, 1]
+(seed 002) or [-1, 1] (seed 000)); synthetic:<objective> (x uniform over the
+objective's box, y = f(x) + noise); sim000 (seed 000's greedy adversary,
+n = 80, d = 5, with the regret against the best kernel predictor); and
+blocks003[:b=500][:r=10] (seed 003's block streams on --data).
+
+Learners (--learners, comma-separated, or "all"): krr, kawv, pkawv-taylor,
+pkrr-taylor, pkawv-nystrom, pkrr-nystrom, aogd-ald, nons-ald, forks, dsg,
+fogd, nogd, each optionally with parameters "name:key=value:...", e.g.
+pkawv-taylor:m=3, fogd:d=1000:eta=0.01, nons-ald:mu=5, forks:rank=20.
+
+Examples:
+  bkb regress --data elevators --orders 10
+  bkb regress --data german --learners fogd,nogd,forks --orders 20
+  bkb regress --stream sim000 --learners all
+  bkb regress --stream synthetic:branin --n 2000 --noise 0.1
+
+Flags:
+`
+
+// regressOptions are the flags of bkb regress.
+type regressOptions struct {
+	data, dataDir, stream, learners, format, profile, targets, progress string
+	orders, n                                                           int
+	seed                                                                uint64
+	width, noise                                                        float64
+	raw                                                                 bool
+}
+
+func regressFlagSet(o *regressOptions, stderr io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("regress", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, regressUsage)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.data, "data", "elevators", "dataset name (resolved as <data-dir>/<name>.csv.gz) or CSV path (gzip or plain, no header, target last)")
+	fs.StringVar(&o.dataDir, "data-dir", "../shared/data", "directory of the named datasets")
+	fs.StringVar(&o.stream, "stream", "", "stream: empty (the dataset), synthetic:<objective>, sim000 or blocks003[:b=500][:r=10]")
+	fs.StringVar(&o.learners, "learners", "", `comma-separated learner specs, or "all" (default: the paper's table for the dataset)`)
+	fs.IntVar(&o.orders, "orders", 1, "number of random orders (seeds seed, seed+1, ...); the tables report mean and std")
+	fs.Uint64Var(&o.seed, "seed", 1, "base seed of the orders, the learners' randomness and synthetic streams")
+	fs.IntVar(&o.n, "n", 0, "use only the first n examples of each order (synthetic: number of points, default 2000; sim000: rounds, default 80)")
+	fs.Float64Var(&o.width, "kernel-width", 0, "Gaussian kernel width sigma, exp(-|x-y|^2/(2 sigma^2)) (default: the paper's value for the dataset)")
+	fs.StringVar(&o.profile, "profile", "", "paper defaults to use: 000, 002, 003 or 003-blocks (default: from the dataset)")
+	fs.Float64Var(&o.noise, "noise", 0.1, "noise standard deviation of synthetic streams")
+	fs.BoolVar(&o.raw, "raw-features", false, "do not rescale features to [-1, 1]")
+	fs.StringVar(&o.targets, "target-transform", "auto", "auto (exp for elevators, whose stored targets are log Goal), exp or none")
+	fs.StringVar(&o.format, "format", "table", "output format: table, csv or markdown")
+	fs.StringVar(&o.progress, "progress", "auto", "progress lines on stderr: auto (runs longer than 2 s), lines or none")
+	return fs
+}
+
+// runRegress implements "bkb regress".
+func runRegress(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var o regressOptions
+	fs := regressFlagSet(&o, stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "bkb: regress: %v\n", err)
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "bkb: regress: unexpected arguments %q\n", fs.Args())
+		return exitUsage
+	}
+	exp, err := o.experiment()
+	if err != nil {
+		fmt.Fprintf(stderr, "bkb: regress: %v\n", err)
+		return exitUsage
+	}
+	var prog *regressProgress
+	if o.progress != "none" {
+		prog = &regressProgress{w: stderr, always: o.progress == "lines", start: time.Now()}
+	}
+	var cb func(string, int, int, int)
+	if prog != nil {
+		cb = prog.update
+	}
+	rows, err := exp.Run(ctx, cb)
+	if prog != nil {
+		prog.finish()
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "bkb: regress: interrupted")
+			return exitInterrupt
+		}
+		fmt.Fprintf(stderr, "bkb: regress: %v\n", err)
+		return exitFailure
+	}
+	if err := writeRegress(stdout, o.format, exp, rows); err != nil {
+		fmt.Fprintf(stderr, "bkb: regress: %v\n", err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+func (o *regressOptions) experiment() (*online.Experiment, error) {
+	switch o.format {
+	case "table", "csv", "markdown", "md":
+	default:
+		return nil, fmt.Errorf("--format must be table, csv or markdown, got %q", o.format)
+	}
+	switch o.progress {
+	case "auto", "lines", "none":
+	default:
+		return nil, fmt.Errorf("--progress must be auto, lines or none, got %q", o.progress)
+	}
+	switch o.targets {
+	case "auto", "exp", "none":
+	default:
+		return nil, fmt.Errorf("--target-transform must be auto, exp or none, got %q", o.targets)
+	}
+	if o.orders < 1 {
+		return nil, fmt.Errorf("--orders must be >= 1, got %d", o.orders)
+	}
+	if o.n < 0 {
+		return nil, fmt.Errorf("--n must be >= 0, got %d", o.n)
+	}
+	if o.width < 0 || math.IsNaN(o.width) || math.IsInf(o.width, 0) {
+		return nil, fmt.Errorf("--kernel-width must be positive, got %v", o.width)
+	}
+	if !(o.noise >= 0) || math.IsInf(o.noise, 0) {
+		return nil, fmt.Errorf("--noise must be finite and >= 0, got %v", o.noise)
+	}
+	switch online.Profile(o.profile) {
+	case "", online.Profile000, online.Profile002, online.Profile003, online.Profile003Blocks:
+	default:
+		return nil, fmt.Errorf("--profile must be 000, 002, 003 or 003-blocks, got %q", o.profile)
+	}
+	s := o.stream
+	if s != "" && s != "sim000" && !strings.HasPrefix(s, "synthetic:") && s != "blocks003" && !strings.HasPrefix(s, "blocks003:") {
+		return nil, fmt.Errorf("--stream must be synthetic:<objective>, sim000 or blocks003[:b=B][:r=R], got %q", s)
+	}
+	var learners []string
+	switch strings.TrimSpace(o.learners) {
+	case "":
+	case "all":
+		learners = append(learners, online.LearnerNames...)
+	default:
+		for _, l := range strings.Split(o.learners, ",") {
+			if l = strings.TrimSpace(l); l != "" {
+				learners = append(learners, l)
+			}
+		}
+	}
+	exp := &online.Experiment{
+		Data: o.data, DataDir: o.dataDir, Stream: s, Learners: learners, Orders: o.orders,
+		Seed: o.seed, N: o.n, Width: o.width, Profile: online.Profile(o.profile), Noise: o.noise,
+		RawFeatures: o.raw, TargetTransform: o.targets,
+	}
+	// Check every learner spec before a long run starts.
+	for _, l := range learners {
+		if _, err := online.Build(l, online.Setting{Dim: 2, N: 100, Width: 1}); err != nil {
+			return nil, err
+		}
+	}
+	if s == "sim000" || strings.HasPrefix(s, "synthetic:") {
+		return exp, nil
+	}
+	if _, err := online.ResolveData(o.data, o.dataDir); err != nil {
+		return nil, err
+	}
+	return exp, nil
+}
+
+// regressProgress prints one line per learner and order on stderr, at most
+// every 2 seconds, once the run has lasted 2 seconds (or always).
+type regressProgress struct {
+	mu      sync.Mutex
+	w       io.Writer
+	always  bool
+	start   time.Time
+	last    time.Time
+	printed bool
+}
+
+func (p *regressProgress) update(learner string, order, done, total int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	if !p.always && now.Sub(p.start) < 2*time.Second {
+		return
+	}
+	if done < total && now.Sub(p.last) < 2*time.Second {
+		return
+	}
+	p.last = now
+	p.printed = true
+	fmt.Fprintf(p.w, "regress: %s order %d: %d/%d (%.0f%%), %s elapsed\n",
+		learner, order, done, total, 100*float64(done)/float64(max(total, 1)), now.Sub(p.start).Round(time.Second))
+}
+
+func (p *regressProgress) finish() {}
+
+func fmtScore(task online.Task, v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	if task == online.Classification {
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 5, 64)
+}
+
+func fmtOpt(v float64, prec int) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
+}
+
+// writeRegress prints the rows as a table (like seed 002's Table 3), CSV or
+// Markdown.
+func writeRegress(w io.Writer, format string, exp *online.Experiment, rows []online.Row) error {
+	task := online.Regression
+	hasRegret, hasPaper, hasNote := false, false, false
+	for _, r := range rows {
+		if r.N > 0 {
+			task = r.Task
+		}
+		hasRegret = hasRegret || !math.IsNaN(r.Regret)
+		hasPaper = hasPaper || r.Paper != nil
+		hasNote = hasNote || r.Note != ""
+	}
+	metric := "MSE"
+	if task == online.Classification {
+		metric = "mistakes %"
+	}
+	header := []string{"learner", metric, "std", "J/D", "s/pass", "cpu s/pass"}
+	if hasRegret {
+		header = append(header, "regret", "AWV bound")
+	}
+	if hasPaper {
+		header = append(header, "paper "+metric, "paper std", "paper J/D", "paper s")
+	}
+	if hasNote {
+		header = append(header, "note")
+	}
+	var body [][]string
+	for _, r := range rows {
+		row := []string{r.Learner, fmtScore(task, r.Score), fmtScore(task, r.Std),
+			fmtOpt(r.Size, 0), fmtOpt(r.Seconds, 3), fmtOpt(r.CPUSeconds, 3)}
+		if hasRegret {
+			row = append(row, fmtOpt(r.Regret, 2), fmtOpt(r.Bound, 2))
+		}
+		if hasPaper {
+			if p := r.Paper; p != nil {
+				size := "-"
+				if p.Size > 0 {
+					size = fmtOpt(p.Size, 0)
+				}
+				row = append(row, fmtScore(task, p.Score), fmtScore(task, p.Std), size, fmtOpt(p.Seconds, 3))
+			} else {
+				row = append(row, "-", "-", "-", "-")
+			}
+		}
+		if hasNote {
+			row = append(row, r.Note)
+		}
+		body = append(body, row)
+	}
+	n, orders := 0, 0
+	if len(rows) > 0 {
+		n, orders = rows[0].N, rows[0].Orders
+	}
+	title := fmt.Sprintf("%s: n = %d, %d order(s), seed %d", exp.Key(), n, orders, exp.Seed)
+	switch format {
+	case "csv":
+		cw := csv.NewWriter(w)
+		if err := cw.Write(append([]string{"stream", "n", "orders"}, header...)); err != nil {
+			return err
+		}
+		for _, row := range body {
+			if err := cw.Write(append([]string{exp.Key(), strconv.Itoa(n), strconv.Itoa(orders)}, row...)); err != nil {
+				return err
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	case "markdown", "md":
+		fmt.Fprintf(w, "%s\n\n", title)
+		t := tablewriter.NewTable(w,
+			tablewriter.WithRenderer(renderer.NewMarkdown()),
+			tablewriter.WithHeaderAutoFormat(tw.Off),
+			tablewriter.WithRowAlignment(tw.AlignRight),
+		)
+		t.Header(header)
+		if err := t.Bulk(body); err != nil {
+			return err
+		}
+		return t.Render()
+	}
+	fmt.Fprintln(w, title)
+	t := tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII)})),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAlignment(tw.AlignRight),
+		tablewriter.WithHeaderAlignment(tw.AlignCenter),
+	)
+	t.Header(header)
+	if err := t.Bulk(body); err != nil {
+		return err
+	}
+	return t.Render()
+}
