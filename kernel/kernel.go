@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -227,8 +228,9 @@ func Diag(k Kernel, x []float64) float64 {
 }
 
 // Matrix writes the kernel matrix K[i][j] = k(X_i, Y_j) into dst, which must
-// be len(X rows) x len(Y rows). When X and Y are the same matrix only the
-// lower triangle is evaluated and mirrored.
+// be len(X rows) x len(Y rows). When X and Y are the same matrix (the same
+// rows of the same backing array) only the lower triangle is evaluated and
+// mirrored.
 func Matrix(dst *mat.Dense, k Kernel, x, y mat.RawMatrixer) {
 	xr, yr := x.RawMatrix(), y.RawMatrix()
 	if xr.Cols != yr.Cols {
@@ -239,7 +241,7 @@ func Matrix(dst *mat.Dense, k Kernel, x, y mat.RawMatrixer) {
 		panic(fmt.Sprintf("kernel: destination is %dx%d, want %dx%d", r, c, xr.Rows, yr.Rows))
 	}
 	d := dst.RawMatrix()
-	same := x == y
+	same := sameRaw(xr, yr)
 	for i := 0; i < xr.Rows; i++ {
 		xi := xr.Data[i*xr.Stride : i*xr.Stride+xr.Cols]
 		row := d.Data[i*d.Stride : i*d.Stride+d.Cols]
@@ -254,6 +256,15 @@ func Matrix(dst *mat.Dense, k Kernel, x, y mat.RawMatrixer) {
 			}
 		}
 	}
+}
+
+// sameRaw reports whether a and b describe the same rows of the same backing
+// array. It replaces an interface comparison x == y, which panics when a
+// RawMatrixer implementation is a non-comparable (e.g. slice-holding value)
+// type, and which missed distinct headers over the same data.
+func sameRaw(a, b blas64.General) bool {
+	return a.Rows == b.Rows && a.Cols == b.Cols && a.Stride == b.Stride &&
+		len(a.Data) > 0 && len(b.Data) > 0 && &a.Data[0] == &b.Data[0]
 }
 
 // Column writes dst[i] = k(X_i, y) for every row X_i of x.
