@@ -166,8 +166,13 @@ type Result struct {
 	Mistakes int
 	// Size is the learner's final dictionary size or feature count.
 	Size int
-	// Elapsed is the time spent in Predict and Learn (not in the stream).
+	// Elapsed is the wall time spent in Predict and Learn (not in the
+	// stream).
 	Elapsed time.Duration
+	// CPU is the CPU time of the pass (learner and stream) on its OS thread,
+	// where the platform reports it (Linux), else 0. Unlike Elapsed it is
+	// not inflated by other processes sharing the cores.
+	CPU time.Duration
 }
 
 // MSE returns the online mean squared error SquaredError / N.
@@ -224,7 +229,7 @@ func Prequential(ctx context.Context, l Learner, stream Stream, progress func(do
 }
 
 // Run is Prequential with options.
-func Run(ctx context.Context, l Learner, stream Stream, opt Options) (Result, error) {
+func Run(ctx context.Context, l Learner, stream Stream, opt Options) (res Result, err error) {
 	if l == nil || stream == nil {
 		return Result{}, errors.New("online: nil learner or stream")
 	}
@@ -232,9 +237,17 @@ func Run(ctx context.Context, l Learner, stream Stream, opt Options) (Result, er
 	if every <= 0 {
 		every = 1000
 	}
-	res := Result{Learner: l.Name(), Task: stream.Task()}
+	res = Result{Learner: l.Name(), Task: stream.Task()}
 	total := stream.Len()
 	var elapsed time.Duration
+	lockThread()
+	defer unlockThread()
+	cpu0, cpuOK := threadCPU()
+	defer func() {
+		if cpu1, ok := threadCPU(); ok && cpuOK {
+			res.CPU = cpu1 - cpu0
+		}
+	}()
 	for t := 0; ; t++ {
 		if t%256 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -248,7 +261,7 @@ func Run(ctx context.Context, l Learner, stream Stream, opt Options) (Result, er
 		}
 		start := time.Now()
 		yhat := l.Predict(x)
-		err := l.Learn(x, y)
+		err = l.Learn(x, y)
 		elapsed += time.Since(start)
 		if err != nil {
 			res.Elapsed = elapsed

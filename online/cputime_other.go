@@ -1,0 +1,9 @@
+//go:build !linux
+
+package online
+
+import "time"
+
+func threadCPU() (time.Duration, bool) { return 0, false }
+func lockThread()                      {}
+func unlockThread()                    {}
