@@ -51,15 +51,15 @@ type benchCell struct {
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("bench", "bench [flags]", stdout)
-	policies := fs.StringSlice("policies", []string{"bkb", "gp-ucb", "random"}, "policies to compare: "+strings.Join(policyNames, ", "))
-	objs := fs.StringSlice("objectives", []string{"branin", "hartmann3"}, "built-in functions (see 'bkb objectives')")
-	seeds := fs.Int("seeds", 3, "seeds per (objective, policy): 1..N; the seed draws the arms and the policy's randomness")
-	nArms := fs.Int("arms", 500, "uniform random arms over the function's domain")
-	budget := fs.IntP("budget", "T", 200, "steps per run")
+	policies := fs.StringSlice("policies", []string{"bkb", "gp-ucb", "thompson", "ei", "random"}, "policies to compare: "+strings.Join(policyNames, ", "))
+	objs := fs.StringSlice("objectives", []string{"branin", "hartmann3", "hartmann6"}, "built-in functions (see 'bkb objectives')")
+	seeds := fs.Int("seeds", 5, "seeds per (objective, policy): 1..N; the seed draws the arms and the policy's randomness")
+	nArms := fs.Int("arms", 1000, "uniform random arms over the function's domain")
+	budget := fs.IntP("budget", "T", 300, "steps per run")
 	noise := fs.Float64("noise", 0, "standard deviation of Gaussian observation noise")
 	kern := fs.String("kernel", "rbf", "kernel: "+strings.Join(kernelNames, ", "))
 	ls := fs.Float64("length-scale", 0.2, "kernel length scale on the unit box")
-	lambda := fs.Float64("lambda", 0.01, "GP noise variance on the standardized scale")
+	lambda := fs.Float64("lambda", 0.001, "GP noise variance on the standardized scale")
 	beta := fs.String("beta", "2", "UCB exploration (see bkb optimize --help)")
 	qbar := fs.Float64("qbar", 2, "BKB oversampling parameter")
 	incremental := fs.Bool("incremental", false, "BKB: incremental dictionary resampling")
@@ -379,11 +379,14 @@ func plotBench(path string, cells []*benchCell, objs, policies []string, budget 
 	var panels []*plot.Plot
 	for _, o := range objs {
 		p := plot.New()
-		p.Title.Text = o
+		p.Title.Text = o + ": mean cumulative regret"
 		p.X.Label.Text = "step t"
-		p.Y.Label.Text = "mean cumulative regret"
+		p.X.Tick.Marker = intTicks{}
+		p.Y.Label.Text = "regret (log scale)"
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 		p.Add(plotter.NewGrid())
-		p.Legend.Top, p.Legend.Left = true, true
+		p.Legend.Top, p.Legend.Left = false, false
 		for k, pol := range policies {
 			for _, c := range cells {
 				if c.Objective != o || c.Policy != pol {
@@ -391,7 +394,7 @@ func plotBench(path string, cells []*benchCell, objs, policies []string, budget 
 				}
 				xy := make(plotter.XYs, len(c.curve))
 				for t, v := range c.curve {
-					xy[t] = plotter.XY{X: float64(t + 1), Y: v}
+					xy[t] = plotter.XY{X: float64(t + 1), Y: floorLog(v)}
 				}
 				l, err := plotter.NewLine(xy)
 				if err != nil {

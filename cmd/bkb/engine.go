@@ -125,6 +125,19 @@ func (e *engine) activate() error {
 	return e.rebuild()
 }
 
+// restandardizeDue reports whether t completed evaluations is a point of
+// the doubling schedule Init*2^k (k >= 1) at which the affine map of
+// rewards is refreshed from all observations and the policy rebuilt. The
+// rebuilds cost O(A t^2) for an exact GP, about what the run itself costs.
+func (e *engine) restandardizeDue(t int) bool {
+	n0 := max(e.cfg.Init, 1)
+	if t <= n0 || t%n0 != 0 {
+		return false
+	}
+	q := t / n0
+	return q&(q-1) == 0
+}
+
 // standardize sets the affine map of rewards from the first k completed
 // evaluations: mean 0 and standard deviation 1.
 func (e *engine) standardize(k int) {
@@ -174,10 +187,17 @@ func (e *engine) Tell(trial, arm int, value float64) error {
 	if err := e.policy.Tell(arm, e.told(value)); err != nil {
 		return err
 	}
-	if k := e.cfg.FitEvery; k > 0 && len(e.succ)%k == 0 && e.cfg.Policy != "random" {
-		// The y scale is refreshed from every observation with the fit.
-		e.standardize(len(e.succ))
-		e.fit()
+	if e.cfg.Policy == "random" {
+		return nil
+	}
+	t := len(e.succ)
+	fitDue := e.cfg.FitEvery > 0 && t%e.cfg.FitEvery == 0
+	if fitDue || (e.cfg.Standardize && e.restandardizeDue(t)) {
+		// The y scale is refreshed from every observation.
+		e.standardize(t)
+		if fitDue {
+			e.fit()
+		}
 		return e.rebuild()
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -133,8 +134,11 @@ func plotStudy(path string, cfg *studyConfig, trials []*trialState) error {
 		p.Add(fs)
 		p.Legend.Add("failed", fs)
 	}
-	p.Legend.Top = !minimize
+	// The best-so-far line hugs the bottom when minimizing, the top when
+	// maximizing; the legend goes to the other side.
+	p.Legend.Top = minimize
 	p.Legend.Left = false
+	p.X.Tick.Marker = intTicks{}
 	panels := []*plot.Plot{p}
 	if known {
 		r := plot.New()
@@ -143,6 +147,7 @@ func plotStudy(path string, cfg *studyConfig, trials []*trialState) error {
 		r.Y.Label.Text = "regret (log scale)"
 		r.Y.Scale = plot.LogScale{}
 		r.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		r.X.Tick.Marker = intTicks{}
 		r.Add(plotter.NewGrid())
 		reg := make(plotter.XYs, len(bestXY))
 		for i, b := range bestXY {
@@ -158,4 +163,18 @@ func plotStudy(path string, cfg *studyConfig, trials []*trialState) error {
 		panels = append(panels, r)
 	}
 	return savePanels(path, panels, len(panels), 5*vg.Inch, 3.6*vg.Inch)
+}
+
+// intTicks are the default ticks with integer labels (trial and step
+// numbers).
+type intTicks struct{}
+
+func (intTicks) Ticks(min, max float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(min, max)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'f', -1, 64)
+		}
+	}
+	return ticks
 }
