@@ -211,10 +211,10 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		evals++
 		if err != nil {
 			if ctx.Err() != nil {
-				return fmt.Errorf("%w after %d trials; continue with: bkb optimize --study %s --resume", errInterrupted, finished, orPlaceholder(*studyPath))
+				return fmt.Errorf("%w after %d trials%s", errInterrupted, finished, resumeHint(*studyPath, "; continue with"))
 			}
 			if fatalEvalError(err) {
-				return fmt.Errorf("trial %d: %v", t.Trial, err)
+				return fmt.Errorf("trial %d: %v%s", t.Trial, err, resumeHint(*studyPath, "; fix the plugin and continue with"))
 			}
 			if err := jr.append(study.Record{Kind: study.KindFail, Trial: t.Trial, Arm: t.Arm, X: t.X, Error: err.Error(), Seconds: secs}); err != nil {
 				return trimPkg(err)
@@ -226,12 +226,16 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 				prog.clear()
 				msg := fmt.Sprintf("bkb: trial %d failed: %v", t.Trial, err)
 				if restartsAfter(err) {
-					msg += fmt.Sprintf(" (plugin restarts so far: %d of %d)", obj.restarts(), cfg.Objective.MaxRestarts)
+					if next := obj.restarts() + 1; next <= cfg.Objective.MaxRestarts {
+						msg += fmt.Sprintf(" (restarting the plugin: restart %d of %d)", next, cfg.Objective.MaxRestarts)
+					} else {
+						msg += fmt.Sprintf(" (no plugin restart left of %d)", cfg.Objective.MaxRestarts)
+					}
 				}
 				fmt.Fprintln(stderr, oneLine(msg))
 			}
 			if cfg.MaxFailures > 0 && failed >= cfg.MaxFailures {
-				return fmt.Errorf("%d trials failed (--max-failures %d); the study can be continued with --resume", failed, cfg.MaxFailures)
+				return fmt.Errorf("stopping: %d trials failed (--max-failures %d)%s", failed, cfg.MaxFailures, resumeHint(*studyPath, "; fix the objective and continue with"))
 			}
 			return nil
 		}
@@ -262,7 +266,7 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		for len(trials) < cfg.Budget {
 			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("%w after %d trials; continue with: bkb optimize --study %s --resume", errInterrupted, finished, orPlaceholder(*studyPath))
+				return fmt.Errorf("%w after %d trials%s", errInterrupted, finished, resumeHint(*studyPath, "; continue with"))
 			}
 			arm, err := eng.Ask()
 			if err != nil {
@@ -331,9 +335,10 @@ func writeOutputs(stdout io.Writer, of *outputFlags, res *result, cfg *studyConf
 	return nil
 }
 
-func orPlaceholder(p string) string {
-	if p == "" {
-		return "FILE (run with --study FILE to make a run resumable)"
+// resumeHint tells how to continue a stopped run.
+func resumeHint(studyPath, lead string) string {
+	if studyPath == "" {
+		return " (run with --study FILE to make a run resumable)"
 	}
-	return p
+	return fmt.Sprintf("%s: bkb optimize --study %s --resume", lead, studyPath)
 }

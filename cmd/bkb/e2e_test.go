@@ -1,0 +1,437 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bkb-go/bkb/study"
+)
+
+// pluginArgs are the optimize flags for the Branin test plugin.
+func pluginArgs(t *testing.T, studyPath string, budget int) []string {
+	return []string{"optimize", "--plugin", testExe(t), "--lower", "-5,0", "--upper", "10,15",
+		"-T", strconv.Itoa(budget), "--study", studyPath, "--json", "--progress", "none"}
+}
+
+// readJournal returns the records of a journal.
+func readJournal(t *testing.T, path string) []study.Record {
+	t.Helper()
+	_, recs, err := study.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading journal: %v", err)
+	}
+	return recs
+}
+
+// checkJournal asserts the journal holds exactly budget finished trials
+// with unique trial numbers 0..budget-1, each asked once and finished once,
+// and returns the arm of every trial and the number of failures.
+func checkJournal(t *testing.T, path string, budget int) (arms []int, failed int) {
+	t.Helper()
+	asked := map[int]int{}
+	finished := map[int]int{}
+	arms = make([]int, budget)
+	for _, r := range readJournal(t, path) {
+		switch r.Kind {
+		case study.KindAsk:
+			asked[r.Trial]++
+			if r.Trial >= 0 && r.Trial < budget {
+				arms[r.Trial] = r.Arm
+			}
+		case study.KindTell, study.KindFail:
+			finished[r.Trial]++
+			if r.Kind == study.KindFail {
+				failed++
+			}
+		}
+	}
+	if len(asked) != budget || len(finished) != budget {
+		t.Errorf("journal: %d trials asked and %d finished, want %d", len(asked), len(finished), budget)
+	}
+	for trial := 0; trial < budget; trial++ {
+		if asked[trial] != 1 || finished[trial] != 1 {
+			t.Errorf("trial %d asked %d times and finished %d times, want once each", trial, asked[trial], finished[trial])
+		}
+	}
+	return arms, failed
+}
+
+// TestPluginFailures: a plugin that crashes, hangs, prints garbage, returns
+// NaN or reports an error at its 4th evaluation: that trial is recorded as
+// failed with a clear message, the plugin is restarted where needed, and
+// the run completes its budget.
+func TestPluginFailures(t *testing.T) {
+	cases := []struct {
+		mode, want string
+		restarts   bool
+	}{
+		{"crash", "plugin crashed", true},
+		{"hang", "timed out", true},
+		{"garbage", "garbage", true},
+		{"nan", "non-finite", false},
+		{"error", "solver diverged", false},
+	}
+	for _, c := range cases {
+		t.Run(c.mode, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			path := filepath.Join(dir, "s.jsonl")
+			args := append(pluginArgs(t, path, 12), "--timeout", "1s")
+			r := runBKB(t, []string{"BKB_TEST_PLUGIN=" + c.mode, "BKB_TEST_AT=4"}, args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
+			}
+			res := decodeResult(t, r.stdout)
+			if res.Trials != 12 || res.Complete != 11 || res.Failed != 1 {
+				t.Errorf("trials %d complete %d failed %d, want 12, 11, 1", res.Trials, res.Complete, res.Failed)
+			}
+			// The failure is one clear line on stderr naming the trial.
+			var lines []string
+			for _, l := range strings.Split(r.stderr, "\n") {
+				if strings.HasPrefix(l, "bkb: trial 3 failed") {
+					lines = append(lines, l)
+				}
+			}
+			if len(lines) != 1 || !strings.Contains(lines[0], c.want) {
+				t.Errorf("want one 'bkb: trial 3 failed' line mentioning %q; stderr:\n%s", c.want, r.stderr)
+			}
+			if c.restarts != strings.Contains(r.stderr, "(restarting the plugin: restart 1 of 3)") {
+				t.Errorf("restart note: want %v; stderr:\n%s", c.restarts, r.stderr)
+			}
+			_, failed := checkJournal(t, path, 12)
+			if failed != 1 {
+				t.Errorf("journal has %d failed trials, want 1", failed)
+			}
+			for _, rec := range readJournal(t, path) {
+				if rec.Kind == study.KindFail && (rec.Trial != 3 || !strings.Contains(rec.Error, c.want)) {
+					t.Errorf("fail record: trial %d error %q, want trial 3 mentioning %q", rec.Trial, rec.Error, c.want)
+				}
+			}
+		})
+	}
+	t.Run("crashloop", func(t *testing.T) {
+		// A plugin that crashes every time uses up its restarts: the run
+		// stops with one clear line and exit code 1, and the study stays
+		// resumable.
+		t.Parallel()
+		path := filepath.Join(t.TempDir(), "s.jsonl")
+		args := append(pluginArgs(t, path, 10), "--max-restarts", "2", "-q")
+		r := runBKB(t, []string{"BKB_TEST_PLUGIN=crashloop"}, args...)
+		if r.code != 1 {
+			t.Fatalf("exit %d, want 1\nstderr:\n%s", r.code, r.stderr)
+		}
+		checkOneErrorLine(t, runResult{stderr: lastLine(r.stderr)}, "restart limit (2) reached")
+		res := decodeResult(t, r.stdout)
+		if res.Failed != 3 || res.Pending != 1 || !strings.Contains(res.Error, "restart limit") {
+			t.Errorf("failed %d pending %d error %q: want 3 failures (the first run and 2 restarts), 1 pending", res.Failed, res.Pending, res.Error)
+		}
+	})
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1] + "\n"
+}
+
+// TestKillAndResume kills a run with SIGKILL once some evaluations are in
+// its journal, resumes it, and checks that it ends with exactly the budget
+// of trials, none lost or repeated, and the same arms as an uninterrupted
+// run.
+func TestKillAndResume(t *testing.T) {
+	const budget = 30
+	dir := t.TempDir()
+	env := []string{"BKB_TEST_PLUGIN=slow", "BKB_TEST_SLEEP=20ms"}
+
+	// Uninterrupted reference run.
+	ref := filepath.Join(dir, "ref.jsonl")
+	if r := runBKB(t, env, pluginArgs(t, ref, budget)...); r.code != 0 {
+		t.Fatalf("reference run: exit %d\n%s", r.code, r.stderr)
+	}
+	refArms, _ := checkJournal(t, ref, budget)
+
+	path := filepath.Join(dir, "killed.jsonl")
+	cmd := exec.Command(bkbBin, pluginArgs(t, path, budget)...)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Poll the journal (bounded) until some evaluations are in it.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, _ := os.ReadFile(path)
+		if bytes.Count(b, []byte(`"kind":"tell"`)) >= 8 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no evaluations in the journal after 30 s; stderr:\n%s", stderr.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	before := 0
+	for _, r := range readJournal(t, path) {
+		if r.Kind == study.KindTell {
+			before++
+		}
+	}
+	if before >= budget {
+		t.Fatalf("the run finished (%d tells) before it was killed", before)
+	}
+
+	r := runBKB(t, env, "optimize", "--study", path, "--resume", "--json", "--progress", "none")
+	if r.code != 0 {
+		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "resuming") {
+		t.Errorf("resume did not say so; stderr:\n%s", r.stderr)
+	}
+	res := decodeResult(t, r.stdout)
+	if res.Trials != budget || res.Complete != budget {
+		t.Errorf("after resume: %d trials, %d complete; want %d", res.Trials, res.Complete, budget)
+	}
+	arms, _ := checkJournal(t, path, budget)
+	for i := range arms {
+		if arms[i] != refArms[i] {
+			t.Errorf("trial %d: arm %d after kill and resume, %d uninterrupted", i, arms[i], refArms[i])
+		}
+	}
+	t.Logf("killed after %d evaluations; resumed to %d", before, budget)
+
+	// Resuming a finished study does nothing more.
+	r = runBKB(t, env, "optimize", "--study", path, "--resume", "--json", "--progress", "none")
+	if r.code != 0 || decodeResult(t, r.stdout).Trials != budget {
+		t.Errorf("second resume: exit %d, stdout %s", r.code, r.stdout)
+	}
+	checkJournal(t, path, budget)
+}
+
+// TestAskTellShellLoop drives a Branin study from a shell loop: ask prints
+// the point, awk computes Branin, tell records it. 50 evaluations reach the
+// optimum region.
+func TestAskTellShellLoop(t *testing.T) {
+	for _, tool := range []string{"bash", "awk", "seq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not found", tool)
+		}
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "loop.sh")
+	err := os.WriteFile(script, []byte(`set -euo pipefail
+bkb=$1; s=$2
+"$bkb" create-study --study "$s" --objective branin --budget 50 > /dev/null
+for i in $(seq 50); do
+  read -r trial x1 x2 < <("$bkb" ask --study "$s" --format tsv)
+  y=$(awk -v x1="$x1" -v x2="$x2" 'BEGIN { pi = atan2(0, -1); b = 5.1 / (4 * pi * pi); c = 5 / pi; t = 1 / (8 * pi);
+    u = x2 - b * x1 * x1 + c * x1 - 6; printf "%.17g", u * u + 10 * (1 - t) * cos(x1) + 10 }')
+  "$bkb" tell --study "$s" --trial "$trial" --value "$y"
+done
+if "$bkb" ask --study "$s" 2> "$s.err"; then echo "ask after the budget should fail"; exit 1; fi
+"$bkb" status --study "$s" --json
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "branin.jsonl")
+	cmd := exec.Command("bash", script, bkbBin, path)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("shell loop: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
+	}
+	res := decodeResult(t, out.String())
+	if res.Complete != 50 || res.Best == nil {
+		t.Fatalf("complete %d, best %v; want 50 complete", res.Complete, res.Best)
+	}
+	if got := res.Best.Value; math.Abs(got-0.397887) > 0.5 {
+		t.Errorf("best Branin value after 50 ask/tell rounds %.4f, want within 0.5 of 0.397887", got)
+	}
+	if want := branin(res.Best.X[0], res.Best.X[1]); math.Abs(want-res.Best.Value) > 1e-9 {
+		t.Errorf("best value %v does not match Branin at %v (%v)", res.Best.Value, res.Best.X, want)
+	}
+	checkJournal(t, path, 50)
+	errMsg, _ := os.ReadFile(path + ".err")
+	if !strings.Contains(string(errMsg), "complete") {
+		t.Errorf("ask after the budget: stderr %q", errMsg)
+	}
+	t.Logf("ask/tell shell loop: best %.6f at %v (trial %d)", res.Best.Value, res.Best.X, res.Best.Trial)
+}
+
+// TestAskBatchAndFailedTell: a batch of asks gives distinct pending points;
+// tell records values and failures once only.
+func TestAskBatchAndFailedTell(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if r := runBKB(t, nil, "create-study", "--study", path, "--lower", "0,0", "--upper", "1,1", "--names", "lr,mom", "--maximize"); r.code != 0 {
+		t.Fatalf("create-study: %d %s", r.code, r.stderr)
+	}
+	r := runBKB(t, nil, "ask", "--study", path, "-k", "3")
+	if r.code != 0 {
+		t.Fatalf("ask: %d %s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], `"params":{"lr":`) || !strings.Contains(lines[2], `"trial":2`) {
+		t.Fatalf("ask -k 3 printed:\n%s", r.stdout)
+	}
+	if r := runBKB(t, nil, "tell", "--study", path, "--trial", "0", "--value", "0.5"); r.code != 0 {
+		t.Fatalf("tell: %d %s", r.code, r.stderr)
+	}
+	if r := runBKB(t, nil, "tell", "--study", path, "--trial", "1", "--failed", "out of memory"); r.code != 0 {
+		t.Fatalf("tell --failed: %d %s", r.code, r.stderr)
+	}
+	r = runBKB(t, nil, "tell", "--study", path, "--trial", "0", "--value", "0.7")
+	if r.code != 1 {
+		t.Errorf("second tell of trial 0: exit %d, want 1", r.code)
+	}
+	checkOneErrorLine(t, r, "already complete")
+	r = runBKB(t, nil, "status", "--study", path, "--json")
+	res := decodeResult(t, r.stdout)
+	if res.Complete != 1 || res.Failed != 1 || res.Pending != 1 || res.Direction != "maximize" {
+		t.Errorf("status: %+v", res)
+	}
+	if r := runBKB(t, nil, "status", "--study", path); r.code != 0 || !strings.Contains(r.stdout, "1 pending") {
+		t.Errorf("status text: %d\n%s", r.code, r.stdout)
+	}
+}
+
+// TestOptimizeBuiltinOutputs runs the default optimize and checks the
+// table, the trace CSV and the PNG and SVG plots.
+func TestOptimizeBuiltinOutputs(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "trace.csv")
+	png := filepath.Join(dir, "plot.png")
+	r := runBKB(t, nil, "optimize", "-T", "30", "--trace", trace, "--plot", png, "--progress", "lines")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{"Best 5 points of 30 complete trials", "| rank | trial |", "known minimum 0.397887", "30 trials: 30 complete, 0 failed"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stderr, "100% 30/30 trials") {
+		t.Errorf("no final progress line:\n%s", r.stderr)
+	}
+	b, err := os.ReadFile(trace)
+	if err != nil || bytes.Count(b, []byte("\n")) != 31 || !bytes.HasPrefix(b, []byte("trial,status,arm,value,best_so_far,simple_regret")) {
+		t.Errorf("trace: %v\n%s", err, b)
+	}
+	if b, err := os.ReadFile(png); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Errorf("plot is not a PNG: %v", err)
+	}
+	svg := filepath.Join(dir, "plot.svg")
+	if r := runBKB(t, nil, "optimize", "-T", "10", "-q", "--policy", "random", "--plot", svg); r.code != 0 {
+		t.Fatalf("svg: exit %d %s", r.code, r.stderr)
+	}
+	if b, err := os.ReadFile(svg); err != nil || !bytes.Contains(b, []byte("<svg")) {
+		t.Errorf("plot is not an SVG: %v", err)
+	}
+}
+
+// TestEveryPolicyAndKernel: each policy, kernel and beta schedule runs, and
+// the length-scale fit reports its fits.
+func TestEveryPolicyAndKernel(t *testing.T) {
+	for _, args := range [][]string{
+		{"--policy", "gp-ucb", "--kernel", "matern52"},
+		{"--policy", "thompson", "--kernel", "matern32"},
+		{"--policy", "ei", "--kernel", "matern12"},
+		{"--policy", "random"},
+		{"--policy", "bkb-thompson"},
+		{"--policy", "bkb", "--beta", "bkb-theorem", "--incremental"},
+		{"--policy", "gp-ucb", "--beta", "srinivas:0.05", "--arms", "grid", "-n", "400"},
+		{"--policy", "bkb", "--fit-length-scale", "10", "--arms", "lhs"},
+		{"--objective", "hartmann3", "--arms", "random", "--noise", "0.1", "--maximize"},
+	} {
+		r := runBKB(t, nil, append([]string{"optimize", "-T", "25", "--json", "-q"}, args...)...)
+		if r.code != 0 {
+			t.Errorf("%v: exit %d %s", args, r.code, r.stderr)
+			continue
+		}
+		res := decodeResult(t, r.stdout)
+		if res.Complete != 25 {
+			t.Errorf("%v: %d complete", args, res.Complete)
+		}
+		if args[len(args)-1] == "lhs" && (len(res.Fits) != 2 || res.Fits[1].Observations != 20) {
+			t.Errorf("%v: fits %+v, want fits at 10 and 20 observations", args, res.Fits)
+		}
+	}
+}
+
+// TestBench runs a small benchmark and checks its table, CSV, Markdown and
+// plot.
+func TestBench(t *testing.T) {
+	dir := t.TempDir()
+	csvPath, md, png := filepath.Join(dir, "b.csv"), filepath.Join(dir, "b.md"), filepath.Join(dir, "b.png")
+	r := runBKB(t, nil, "bench", "--policies", "bkb,gp-ucb,random", "--objectives", "branin,hartmann3", "--seeds", "2",
+		"--arms", "200", "-T", "40", "--csv", csvPath, "--markdown", md, "--plot", png, "--progress", "none")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{"cum regret (mean ± std)", "| hartmann3 |", "dict size", "12 runs in"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if b, err := os.ReadFile(csvPath); err != nil || bytes.Count(b, []byte("\n")) != 7 {
+		t.Errorf("csv: %v\n%s", err, b)
+	}
+	if b, err := os.ReadFile(md); err != nil || !bytes.Contains(b, []byte("|----")) && !bytes.Contains(b, []byte("|:---")) && !bytes.Contains(b, []byte("---:|")) {
+		t.Errorf("markdown: %v\n%s", err, b)
+	}
+	if b, err := os.ReadFile(png); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Errorf("plot: %v", err)
+	}
+}
+
+// TestPythonPlugin runs the shipped Python example plugin, long-lived and
+// one-shot, when python3 is installed.
+func TestPythonPlugin(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found")
+	}
+	script, err := filepath.Abs("../../objectives/plugin/examples/python/branin.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(script); err != nil {
+		t.Skipf("example plugin missing: %v", err)
+	}
+	for _, extra := range [][]string{nil, {"--one-shot"}} {
+		args := append([]string{"optimize", "-T", "15", "--json", "-q", "--lower", "-5,0", "--upper", "10,15"}, extra...)
+		args = append(args, "--", py, script)
+		r := runBKB(t, nil, args...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d\n%s", extra, r.code, r.stderr)
+		}
+		res := decodeResult(t, r.stdout)
+		if res.Complete != 15 || res.Best == nil || math.Abs(branin(res.Best.X[0], res.Best.X[1])-res.Best.Value) > 1e-9 {
+			t.Errorf("%v: %+v", extra, res)
+		}
+	}
+}
+
+// TestOneShotGoPlugin runs the test plugin in one-shot mode.
+func TestOneShotGoPlugin(t *testing.T) {
+	r := runBKB(t, []string{"BKB_TEST_PLUGIN=branin"}, "optimize", "--plugin", testExe(t), "--one-shot",
+		"--lower", "-5,0", "--upper", "10,15", "-T", "12", "--json", "-q")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	if res := decodeResult(t, r.stdout); res.Complete != 12 {
+		t.Errorf("%d complete", res.Complete)
+	}
+}

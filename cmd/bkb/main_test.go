@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// bkbBin is the bkb binary built once by TestMain; the end-to-end tests run
+// it as a user would.
+var bkbBin string
+
+// TestMain builds the binary, or, when BKB_TEST_PLUGIN is set, turns the
+// test binary into a plugin program for bkb to run (the re-exec trick: no
+// second build).
+func TestMain(m *testing.M) {
+	if mode := os.Getenv("BKB_TEST_PLUGIN"); mode != "" {
+		os.Exit(testPlugin(mode))
+	}
+	dir, err := os.MkdirTemp("", "bkb-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bkbBin = filepath.Join(dir, "bkb")
+	if out, err := exec.Command("go", "build", "-o", bkbBin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building bkb: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// branin is the Branin-Hoo function, computed independently of package
+// objectives.
+func branin(x1, x2 float64) float64 {
+	b := 5.1 / (4 * math.Pi * math.Pi)
+	c := 5 / math.Pi
+	t := 1 / (8 * math.Pi)
+	u := x2 - b*x1*x1 + c*x1 - 6
+	return u*u + 10*(1-t)*math.Cos(x1) + 10
+}
+
+// testPlugin is a plugin speaking the long-lived protocol (or the one-shot
+// one), evaluating Branin, that misbehaves at the evaluation whose id is
+// $BKB_TEST_AT according to mode: crash, hang, garbage, nan, error; mode
+// crashloop crashes on every evaluation; slow sleeps $BKB_TEST_SLEEP before
+// every reply; branin always behaves.
+func testPlugin(mode string) int {
+	if os.Getenv("BKB_PLUGIN_MODE") == "one-shot" {
+		x1, err1 := strconv.ParseFloat(os.Args[len(os.Args)-2], 64)
+		x2, err2 := strconv.ParseFloat(os.Args[len(os.Args)-1], 64)
+		if err1 != nil || err2 != nil {
+			fmt.Fprintln(os.Stderr, "test plugin: bad arguments", os.Args)
+			return 2
+		}
+		fmt.Println(branin(x1, x2))
+		return 0
+	}
+	at, _ := strconv.Atoi(os.Getenv("BKB_TEST_AT"))
+	sleep, _ := time.ParseDuration(os.Getenv("BKB_TEST_SLEEP"))
+	sc := bufio.NewScanner(os.Stdin)
+	out := bufio.NewWriter(os.Stdout)
+	for sc.Scan() {
+		var req struct {
+			ID     int                `json:"id"`
+			X      []float64          `json:"x"`
+			Params map[string]float64 `json:"params"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
+			fmt.Fprintln(os.Stderr, "test plugin: bad request:", err)
+			return 2
+		}
+		if len(req.X) != 2 || len(req.Params) != 2 {
+			fmt.Fprintf(os.Stderr, "test plugin: want 2 coordinates and 2 params, got %v %v\n", req.X, req.Params)
+			return 2
+		}
+		if sleep > 0 {
+			time.Sleep(sleep)
+		}
+		bad := req.ID == at
+		switch {
+		case mode == "crashloop" || (mode == "crash" && bad):
+			fmt.Fprintln(os.Stderr, "test plugin: simulated crash")
+			return 3
+		case mode == "hang" && bad:
+			time.Sleep(time.Hour)
+		case mode == "garbage" && bad:
+			fmt.Fprintln(out, "Traceback (most recent call last): this is not JSON")
+		case mode == "nan" && bad:
+			fmt.Fprintf(out, "{\"id\":%d,\"y\":\"NaN\"}\n", req.ID)
+		case mode == "error" && bad:
+			fmt.Fprintf(out, "{\"id\":%d,\"error\":\"solver diverged\"}\n", req.ID)
+		default:
+			fmt.Fprintf(out, "{\"id\":%d,\"y\":%v}\n", req.ID, branin(req.X[0], req.X[1]))
+		}
+		out.Flush()
+	}
+	return 0
+}
+
+// result of one bkb run.
+type runResult struct {
+	code           int
+	stdout, stderr string
+}
+
+// runBKB runs the binary with args and extra environment entries.
+func runBKB(t *testing.T, env []string, args ...string) runResult {
+	t.Helper()
+	cmd := exec.Command(bkbBin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running bkb %v: %v", args, err)
+	}
+	return runResult{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// testExe is the path of the test binary, used as the plugin program.
+func testExe(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+// decodeResult parses optimize/status --json output.
+func decodeResult(t *testing.T, s string) result {
+	t.Helper()
+	var r result
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		t.Fatalf("bad JSON output: %v\n%s", err, s)
+	}
+	return r
+}
+
+// checkOneErrorLine asserts stderr is one "bkb: " line mentioning want,
+// without a panic.
+func checkOneErrorLine(t *testing.T, r runResult, want string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "bkb: ") {
+		t.Errorf("stderr is not one 'bkb: ' line:\n%s", r.stderr)
+	}
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr %q does not mention %q", r.stderr, want)
+	}
+	if strings.Contains(r.stderr, "panic") || strings.Contains(r.stderr, "goroutine") {
+		t.Errorf("panic:\n%s", r.stderr)
+	}
+}
