@@ -3,6 +3,7 @@ package gp
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
@@ -42,6 +43,32 @@ type Exact struct {
 	cand *rows // candidates; emb rows are c(x), len t
 	kcol []float64
 	work []float64
+	pass exactPass
+	wg   sync.WaitGroup
+}
+
+// exactPass appends the new coordinate c_new(x) to every candidate's
+// column and applies the rank-one mean and variance updates.
+type exactPass struct {
+	g    *Exact
+	x    []float64
+	l    []float64
+	d, a float64
+}
+
+func (p *exactPass) run(lo, hi int) {
+	g, c, l, t := p.g, p.g.cand, p.l, len(p.l)
+	for i := lo; i < hi; i++ {
+		row := c.emb[i*c.stride : i*c.stride+t+1]
+		cn := (g.k.Eval(c.x[i*c.d:(i+1)*c.d], p.x) - dot(l, row[:t])) / p.d
+		row[t] = cn
+		c.mean[i] += cn * p.a
+		v := c.vari[i] - cn*cn
+		if v < 0 {
+			v = 0
+		}
+		c.vari[i] = v
+	}
 }
 
 // NewExact returns an exact GP posterior with prior kernel k on points of
@@ -175,20 +202,8 @@ func (g *Exact) observe(x []float64, y float64, l []float64) {
 		return
 	}
 	c.ensureCoords(t + 1)
-	kernel.Column(g.kcol, g.k, rawRows{c}, x)
-	parallelFor(c.n(), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			row := c.emb[i*c.stride : i*c.stride+t+1]
-			cn := (g.kcol[i] - dot(l, row[:t])) / d
-			row[t] = cn
-			c.mean[i] += cn * a
-			v := c.vari[i] - cn*cn
-			if v < 0 {
-				v = 0
-			}
-			c.vari[i] = v
-		}
-	})
+	g.pass = exactPass{g: g, x: x, l: l, d: d, a: a}
+	runRows(c.n(), &g.pass, &g.wg)
 	c.m = t + 1
 }
 

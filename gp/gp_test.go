@@ -347,7 +347,9 @@ func TestDTCIncrementalEqualsRebuild(t *testing.T) {
 			w[p] = float64(g.count[i])
 			ys[p] = g.ysum[i]
 		}
-		g.Rebuild()
+		if err := g.Rebuild(); err != nil {
+			t.Fatal(err)
+		}
 		for j := 0; j < g.r.n(); j++ {
 			scale := g.r.kdiag[j] / lambda
 			if !close(mean[j], g.r.mean[j], scale, 1e-8) || !close(vari[j], g.r.vari[j], scale, 1e-8) {

@@ -101,11 +101,20 @@ func (n *Nystrom) Add(x, z []float64) (pivot float64) {
 		n.Embed(z, x)
 	}
 	kxx := kernel.Diag(n.k, x)
-	pivot = n.l.AppendSolved(z, kxx)
+	pivot = n.l.AppendSolvedFloor(z, kxx, PivotFloor)
 	n.points = append(n.points, x...)
 	n.diag = append(n.diag, kxx)
 	return pivot
 }
+
+// PivotFloor is the relative floor of a new inducing point's squared
+// pivot k(x,x) - ||z(x)||^2. K_SS has no ridge, and for points nearly in
+// the span of S (near-duplicates, dense grids with a long length scale)
+// the computed residual is rounding noise, about cond(K_SS) * 1e-16
+// relative; building the next pivots on it amplifies the noise until the
+// embeddings overflow. Flooring at 1e-8 acts as a jitter of at most
+// 1e-8 k(x,x) on such points only, and is reported by Jitter.
+const PivotFloor = 1e-8
 
 // NewCoordinate returns the coordinate that an embedding z(y) (under the
 // dictionary before the last Add) gains from the point added last: kxy is

@@ -641,9 +641,6 @@ func TestResampleChangeFrequency(t *testing.T) {
 // gp and chol tests; a floor tied to the rounding level (or refusing
 // numerically dependent points in Nystrom.Add) would be the robust fix.
 func TestDTCNearlyDependentDictionary(t *testing.T) {
-	if os.Getenv("GP_KNOWN_BUGS") == "" {
-		t.Skip("known bug: near-duplicate dictionary points; set GP_KNOWN_BUGS=1 to run")
-	}
 	t.Parallel()
 	for _, n := range []int{20, 30} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {

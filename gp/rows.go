@@ -3,8 +3,6 @@ package gp
 import (
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -96,33 +94,6 @@ func newRows(k kernel.Kernel, x *mat.Dense) (*rows, error) {
 	r.mean = make([]float64, n)
 	r.vari = make([]float64, n)
 	return r, nil
-}
-
-// parallelMin is the number of rows below which a pass runs on one
-// goroutine: under it, starting goroutines costs more than the pass.
-const parallelMin = 2048
-
-// parallelFor runs f over [0, n) split in contiguous chunks, one per CPU.
-func parallelFor(n int, f func(lo, hi int)) {
-	p := runtime.GOMAXPROCS(0)
-	if n < parallelMin || p == 1 {
-		f(0, n)
-		return
-	}
-	if p > n/1024 {
-		p = n / 1024
-	}
-	var wg sync.WaitGroup
-	chunk := (n + p - 1) / p
-	for lo := 0; lo < n; lo += chunk {
-		hi := min(lo+chunk, n)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(lo, hi)
-		}()
-	}
-	wg.Wait()
 }
 
 // dot is the inner product; written out (with two accumulators) because

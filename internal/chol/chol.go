@@ -130,6 +130,14 @@ const MinPivot = 1e-12
 // MinPivot*|ann| (a duplicate point with no noise, say) it is raised to that
 // floor and the jitter is recorded. It returns d. l is copied.
 func (f *Factor) AppendSolved(l []float64, ann float64) (d float64) {
+	return f.AppendSolvedFloor(l, ann, MinPivot)
+}
+
+// AppendSolvedFloor is AppendSolved with the relative pivot floor rel:
+// d^2 is raised to at least rel*|ann|. A matrix with no ridge on its
+// diagonal (a Nystrom K_SS) needs a floor above the rounding noise of
+// ||l||^2, which grows with the condition number of the factor.
+func (f *Factor) AppendSolvedFloor(l []float64, ann, rel float64) (d float64) {
 	if len(l) != f.n {
 		panic(fmt.Sprintf("chol: appended row has length %d, want %d", len(l), f.n))
 	}
@@ -138,9 +146,9 @@ func (f *Factor) AppendSolved(l []float64, ann float64) (d float64) {
 		ss += v * v
 	}
 	d2 := ann - ss
-	floor := MinPivot * math.Abs(ann)
+	floor := rel * math.Abs(ann)
 	if floor == 0 {
-		floor = MinPivot
+		floor = rel
 	}
 	if !(d2 >= floor) { // also catches NaN
 		if math.IsNaN(d2) {
