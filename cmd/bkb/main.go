@@ -86,15 +86,7 @@ func main() {
 // run dispatches to a subcommand and never panics: a panic is reported as
 // one line (plus the stack when BKB_DEBUG is set) and exit code 1.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
-	defer func() {
-		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "bkb: internal error: %v (please report it; set BKB_DEBUG=1 for a stack trace)\n", r)
-			if os.Getenv("BKB_DEBUG") != "" {
-				stderr.Write(debug.Stack())
-			}
-			code = exitFailure
-		}
-	}()
+	defer recoverPanic(&code, stderr)
 	if len(args) == 0 {
 		usage(stderr)
 		return exitUsage
@@ -118,6 +110,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	}
 	fmt.Fprintf(stderr, "bkb: unknown command %q; run 'bkb help' for the list of commands\n", name)
 	return exitUsage
+}
+
+// recoverPanic turns a panic into one error line and exit code 1: the last
+// resort, so that a user never sees a Go stack trace (unless BKB_DEBUG is
+// set).
+func recoverPanic(code *int, stderr io.Writer) {
+	if r := recover(); r != nil {
+		fmt.Fprintf(stderr, "bkb: internal error: %v (please report it; set BKB_DEBUG=1 for a stack trace)\n", r)
+		if os.Getenv("BKB_DEBUG") != "" {
+			stderr.Write(debug.Stack())
+		}
+		*code = exitFailure
+	}
 }
 
 func version() string {
