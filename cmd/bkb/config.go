@@ -107,14 +107,14 @@ type configFlags struct {
 	timeout     time.Duration
 	maxRestarts int
 	spaceFile   string
-	lower       []float64
-	upper       []float64
+	lower       string
+	upper       string
 	names       []string
 	arms        string
 	n           int
 	perDim      int
 	armsFile    string
-	armsSeed    int64
+	armsSeed    uint64
 	policy      string
 	kernel      string
 	lengthScale float64
@@ -135,19 +135,19 @@ type configFlags struct {
 func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
 	fs.StringVarP(&c.objective, "objective", "f", "branin", "built-in test function to minimize (see 'bkb objectives'); ignored with --plugin")
 	fs.Float64Var(&c.noise, "noise", 0, "standard deviation of Gaussian noise added to a built-in function")
-	fs.StringVar(&c.plugin, "plugin", "", "plugin command line, e.g. 'python3 examples/plugins/branin.py' (or give it after --)")
+	fs.StringVar(&c.plugin, "plugin", "", "plugin command line, e.g. 'python3 objectives/plugin/examples/python/branin.py' (or give it after --)")
 	fs.BoolVar(&c.oneShot, "one-shot", false, "run the plugin once per evaluation (point as arguments and $BKB_X) instead of a long-lived process")
 	fs.DurationVar(&c.timeout, "timeout", time.Minute, "per-evaluation timeout of a plugin")
 	fs.IntVar(&c.maxRestarts, "max-restarts", 3, "plugin restarts allowed after crashes, timeouts or garbage before the run stops")
 	fs.StringVar(&c.spaceFile, "space", "", `JSON search space: {"params":[{"name":"lr","low":0,"high":1},...]}`)
-	fs.Float64SliceVar(&c.lower, "lower", nil, "lower bounds, one per dimension (default: the built-in function's domain)")
-	fs.Float64SliceVar(&c.upper, "upper", nil, "upper bounds, one per dimension")
+	fs.StringVar(&c.lower, "lower", "", "comma-separated lower bounds, one per dimension (default: the built-in function's domain)")
+	fs.StringVar(&c.upper, "upper", "", "comma-separated upper bounds, one per dimension")
 	fs.StringSliceVar(&c.names, "names", nil, "parameter names (default x1,x2,...)")
 	fs.StringVar(&c.arms, "arms", "sobol", "arm set: sobol, lhs, random, grid or csv")
 	fs.IntVarP(&c.n, "n", "n", 1024, "number of arms for sobol, lhs and random (grid: at most this many)")
 	fs.IntVar(&c.perDim, "per-dim", 0, "grid points per dimension (default: the most that keeps the grid within -n)")
 	fs.StringVar(&c.armsFile, "arms-file", "", "CSV of arms, one per line (implies --arms csv)")
-	fs.Int64Var(&c.armsSeed, "arms-seed", -1, "seed of the arm set (default: --seed)")
+	fs.Uint64Var(&c.armsSeed, "arms-seed", 0, "seed of the arm set (default: --seed)")
 	fs.StringVarP(&c.policy, "policy", "p", "bkb", "policy: "+strings.Join(policyNames, ", "))
 	fs.StringVar(&c.kernel, "kernel", "rbf", "kernel: "+strings.Join(kernelNames, ", "))
 	fs.Float64Var(&c.lengthScale, "length-scale", 0.2, "kernel length scale, in units of the box scaled to [0,1]^d")
@@ -251,8 +251,8 @@ func (c *configFlags) build(fs *pflag.FlagSet, extra []string, external bool) (*
 
 	// Arms.
 	cfg.Arms = armsSpec{Kind: strings.ToLower(c.arms), N: c.n, PerDim: c.perDim, Seed: c.seed}
-	if c.armsSeed >= 0 {
-		cfg.Arms.Seed = uint64(c.armsSeed)
+	if fs.Changed("arms-seed") {
+		cfg.Arms.Seed = c.armsSeed
 	}
 	if c.armsFile != "" {
 		if fs.Changed("arms") && cfg.Arms.Kind != "csv" {
@@ -333,7 +333,13 @@ func (c *configFlags) space(fs *pflag.FlagSet, fn *objectives.Function) (spaceSp
 		if !fs.Changed("lower") || !fs.Changed("upper") {
 			return s, usagef("--lower and --upper go together")
 		}
-		s.Lower, s.Upper = c.lower, c.upper
+		var err error
+		if s.Lower, err = parseFloats("--lower", c.lower); err != nil {
+			return s, err
+		}
+		if s.Upper, err = parseFloats("--upper", c.upper); err != nil {
+			return s, err
+		}
 	case fn != nil:
 		s.Lower, s.Upper = fn.Lower, fn.Upper
 	case c.armsFile != "":
@@ -362,6 +368,20 @@ func (c *configFlags) space(fs *pflag.FlagSet, fn *objectives.Function) (spaceSp
 		return s, err
 	}
 	return s, nil
+}
+
+// parseFloats parses a comma-separated list of numbers.
+func parseFloats(flag, s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			return nil, usagef("%s: %q is not a number", flag, f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 func defaultNames(d int) []string {

@@ -143,7 +143,7 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'bkb <command> --help' for its flags; docs/cli.md has the details.")
-	fmt.Fprintln(w, "Try: bkb optimize    (Branin, BKB, 512 Sobol arms, 60 evaluations)")
+	fmt.Fprintln(w, "Try: bkb optimize    (Branin, BKB, 1024 Sobol arms, 60 evaluations)")
 }
 
 // wrap turns a command returning an error into one returning an exit code,
@@ -200,8 +200,7 @@ func newFlagSet(name, synopsis string, stdout io.Writer) *pflag.FlagSet {
 func parseFlags(fs *pflag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			fs.Usage()
-			return err
+			return err // pflag has printed the usage
 		}
 		return usageError{fmt.Errorf("%s: %w (see bkb %s --help)", fs.Name(), err, fs.Name())}
 	}

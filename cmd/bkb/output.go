@@ -404,6 +404,10 @@ func (p *progress) update(done, failed int, best float64, bestTrial int) {
 	pct := 100 * done / p.total
 	switch p.mode {
 	case "bar":
+		if done < p.total && p.drawn && time.Since(p.lastLine) < 50*time.Millisecond {
+			return // at most 20 redraws a second
+		}
+		p.lastLine = time.Now()
 		const width = 30
 		fill := width * done / p.total
 		eta := ""
