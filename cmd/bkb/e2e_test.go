@@ -84,7 +84,7 @@ func TestPluginFailures(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			path := filepath.Join(dir, "s.jsonl")
-			args := append(pluginArgs(t, path, 12), "--timeout", "1s")
+			args := append(pluginArgs(t, path, 12), "--timeout", "3s")
 			r := runBKB(t, []string{"BKB_TEST_PLUGIN=" + c.mode, "BKB_TEST_AT=4"}, args...)
 			if r.code != 0 {
 				t.Fatalf("exit %d\nstderr:\n%s", r.code, r.stderr)
