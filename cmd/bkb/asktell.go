@@ -198,23 +198,29 @@ func runTell(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		y = v
 	}
-	j, _, records, err := openStudyWait(ctx, *path, stderr)
+	j, _, _, err := openStudyWait(ctx, *path, stderr)
 	if err != nil {
 		return err
 	}
 	defer j.Close()
-	var log trialLog
-	for i, r := range records {
-		if _, err := log.apply(i, r, math.MaxInt); err != nil {
-			return fmt.Errorf("study %s: %w", *path, err)
+	st := j.State()
+	var t *study.Record
+	for i := range st.Pending {
+		if st.Pending[i].Trial == *trial {
+			t = &st.Pending[i]
 		}
 	}
-	t := log.byTrial[*trial]
-	switch {
-	case t == nil:
-		return fmt.Errorf("study %s has no trial %d (%d trials asked so far)", *path, *trial, len(log.trials))
-	case t.Status != "pending":
-		return fmt.Errorf("trial %d is already %s", *trial, t.Status)
+	if t == nil {
+		for _, c := range st.Completed {
+			if c.Trial == *trial {
+				status := "complete"
+				if c.Kind == study.KindFail {
+					status = "failed"
+				}
+				return fmt.Errorf("trial %d is already %s", *trial, status)
+			}
+		}
+		return fmt.Errorf("study %s has no trial %d (%d trials asked so far)", *path, *trial, st.NextTrial)
 	}
 	rec := study.Record{Kind: study.KindTell, Trial: t.Trial, Arm: t.Arm, X: t.X, Seconds: *seconds}
 	if fs.Changed("failed") {
@@ -262,9 +268,9 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return fmt.Errorf("study %s: %w", *path, err)
 		}
 	}
-	n := cfg.Arms.N
-	if cfg.Arms.Kind == "grid" {
-		n = int(math.Pow(float64(cfg.Arms.PerDim), float64(cfg.Space.dim())) + 0.5)
+	n := 0 // the number of arms, when the arm set can be rebuilt
+	if arms, err := cfg.buildArms(); err == nil {
+		n, _ = arms.Dims()
 	}
 	res := newResult(cfg, n, log.trials, of.top)
 	res.Study = *path
