@@ -142,11 +142,21 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if cfg, err = cf.build(fs, extra, false); err != nil {
 			return err
 		}
+		if _, err := os.Stat(*studyPath); *studyPath != "" && err == nil {
+			return usagef("study %s already exists: continue it with --resume, or choose another file", *studyPath)
+		}
 	}
 	arms, err := cfg.buildArms()
 	if err != nil {
 		return err
 	}
+	// Start the objective before creating the journal, so that a plugin
+	// that cannot start leaves no empty study behind.
+	obj, err := openObjective(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer obj.Close()
 	if !*resume && *studyPath != "" {
 		j, err := createStudy(*studyPath, cfg)
 		if err != nil {
@@ -162,12 +172,6 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if diverged > 0 {
 		fmt.Fprintf(stderr, "bkb: warning: %d asks in the journal differ from what this build would choose; continuing from the journal's arms\n", diverged)
 	}
-
-	obj, err := openObjective(ctx, cfg, stderr)
-	if err != nil {
-		return err
-	}
-	defer obj.Close()
 
 	n, d := arms.Dims()
 	if of.quiet {
