@@ -76,6 +76,7 @@ type DTC struct {
 
 	w1, w2, w3, w4 []float64
 	rots           []Rotation
+	sel            []int // rows selected by the last resampling
 	obsPass        observePass
 	wg             sync.WaitGroup
 }
@@ -329,7 +330,9 @@ func (g *DTC) ensureV(m int) {
 	g.v, g.vstride = nv, s
 }
 
-// add puts row i into S: one new coordinate per row. O(A m + n m + m^2).
+// add puts row i into S: one new coordinate per row. The coefficients of
+// the variance and mean updates depend only on the observed rows, so they
+// are computed first and every row is then read once: O(A m + n m + m^2).
 func (g *DTC) add(i int) {
 	m := g.ny.Size()
 	r := g.r
@@ -338,29 +341,23 @@ func (g *DTC) add(i int) {
 	copy(zp, r.row(i))
 	d := g.ny.Add(r.point(i), zp)
 	xp := g.ny.Point(m)
-	lam := g.lambda
-	// Pass 1: the new coordinate c(x) = (k(x, x_p) - z_p.z(x)) / d.
-	parallelFor(r.n(), func(lo, hi int) {
-		for j := lo; j < hi; j++ {
-			row := r.emb[j*r.stride : j*r.stride+m+1]
-			row[m] = (g.k.Eval(r.point(j), xp) - dot(zp, row[:m])) / d
-		}
-	})
-	// New column of V and b from the observed rows.
+	// New coordinate of the observed rows, c(x) = (k(x, x_p) - z_p.z(x)) / d,
+	// and from them the new column of V and b.
 	u := g.buf(&g.w2, m+1)
 	for a := range u {
 		u[a] = 0
 	}
-	s := lam
+	s := g.lambda
 	var bn float64
 	for _, j := range g.observed {
 		row := r.emb[j*r.stride : j*r.stride+m+1]
-		wc := float64(g.count[j]) * row[m]
+		c := (g.k.Eval(r.point(j), xp) - dot(zp, row[:m])) / d
+		wc := float64(g.count[j]) * c
 		for a := 0; a < m; a++ {
 			u[a] += wc * row[a]
 		}
-		s += wc * row[m]
-		bn += row[m] * g.ysum[j]
+		s += wc * c
+		bn += c * g.ysum[j]
 	}
 	gv := g.solveV(g.buf(&g.w3, m), u[:m])
 	schur := s - dot(u[:m], gv)
@@ -375,18 +372,22 @@ func (g *DTC) add(i int) {
 	g.beta = append(g.beta, 0)
 	g.solveV(g.beta, g.b)
 	beta := g.beta
-	// Pass 2: Schur-complement variance update and the new mean.
+	lam := g.lambda
+	// One pass: the new coordinate, the Schur-complement variance update
+	// var += -c^2/lambda + (c - g.z)^2/schur, and the new mean beta'.z'.
 	parallelFor(r.n(), func(lo, hi int) {
 		for j := lo; j < hi; j++ {
 			row := r.emb[j*r.stride : j*r.stride+m+1]
-			c := row[m]
-			t := c - dot(gv, row[:m])
+			pz, gz, bz := dot3(zp, gv, beta[:m], row[:m])
+			c := (g.k.Eval(r.point(j), xp) - pz) / d
+			row[m] = c
+			t := c - gz
 			vj := r.vari[j] - c*c/lam + t*t/schur
 			if vj < 0 {
 				vj = 0
 			}
 			r.vari[j] = vj
-			r.mean[j] = dot(beta, row)
+			r.mean[j] = bz + beta[m]*c
 		}
 	})
 	r.m = m + 1
@@ -448,13 +449,14 @@ func (g *DTC) remove(i int) error {
 			}
 			c := row[mm]
 			row[mm] = 0
-			t := c - dot(gv, row[:mm])
+			gz, bz := dot2(gv, beta, row[:mm])
+			t := c - gz
 			vj := r.vari[jj] + c*c/lam - t*t/schur
 			if vj < 0 {
 				vj = 0
 			}
 			r.vari[jj] = vj
-			r.mean[jj] = dot(beta, row[:mm])
+			r.mean[jj] = bz
 		}
 	})
 	r.m = mm
@@ -629,13 +631,32 @@ func (g *DTC) Resample(src Uniform, qbar float64) (added, removed int, err error
 	if !(qbar > 0) {
 		return 0, 0, fmt.Errorf("gp: qbar must be positive, got %v", qbar)
 	}
-	var rows []int
+	g.sel = g.sel[:0]
 	for _, i := range g.observed {
 		if src.Float64() < g.InclusionProbability(i, qbar) {
-			rows = append(rows, i)
+			g.sel = append(g.sel, i)
 		}
 	}
-	return g.SetDictionary(g.keepOrder(rows))
+	return g.applySelection()
+}
+
+// applySelection makes S the rows in g.sel (a subset of the observed rows,
+// in observation order). When nothing changes, as in most steps of the
+// incremental variant, it allocates nothing.
+func (g *DTC) applySelection() (added, removed int, err error) {
+	if len(g.sel) == len(g.dict) {
+		same := true
+		for _, i := range g.sel {
+			if g.pos[i] < 0 {
+				same = false
+				break
+			}
+		}
+		if same {
+			return 0, 0, nil
+		}
+	}
+	return g.SetDictionary(g.keepOrder(g.sel))
 }
 
 // ResampleIncremental is the incremental variant that seed 004 mentions
@@ -654,16 +675,16 @@ func (g *DTC) ResampleIncremental(src Uniform, qbar float64) (added, removed int
 	if !(qbar > 0) {
 		return 0, 0, fmt.Errorf("gp: qbar must be positive, got %v", qbar)
 	}
-	var rows []int
+	g.sel = g.sel[:0]
 	for _, i := range g.observed {
 		if math.IsNaN(g.thresh[i]) {
 			g.thresh[i] = src.Float64()
 		}
 		if g.thresh[i] < g.InclusionProbability(i, qbar) {
-			rows = append(rows, i)
+			g.sel = append(g.sel, i)
 		}
 	}
-	return g.SetDictionary(g.keepOrder(rows))
+	return g.applySelection()
 }
 
 // keepOrder orders rows with current members first, in dictionary order,

@@ -133,3 +133,35 @@ func checkValue(y float64) error {
 	}
 	return nil
 }
+
+// dot2 returns a.z and b.z reading z once: passes over the embedding are
+// memory-bound, so fusing their inner products halves their cost.
+func dot2(a, b, z []float64) (float64, float64) {
+	a, b = a[:len(z)], b[:len(z)]
+	var s0, s1, t0, t1 float64
+	i := 0
+	for ; i+1 < len(z); i += 2 {
+		z0, z1 := z[i], z[i+1]
+		s0 += a[i] * z0
+		s1 += a[i+1] * z1
+		t0 += b[i] * z0
+		t1 += b[i+1] * z1
+	}
+	if i < len(z) {
+		s0 += a[i] * z[i]
+		t0 += b[i] * z[i]
+	}
+	return s0 + s1, t0 + t1
+}
+
+// dot3 returns a.z, b.z and c.z reading z once.
+func dot3(a, b, c, z []float64) (float64, float64, float64) {
+	a, b, c = a[:len(z)], b[:len(z)], c[:len(z)]
+	var s, t, u float64
+	for i, v := range z {
+		s += a[i] * v
+		t += b[i] * v
+		u += c[i] * v
+	}
+	return s, t, u
+}
