@@ -27,26 +27,24 @@ type benchRun struct {
 	objective, policy string
 	seed              uint64
 
-	cum        []float64 // cumulative regret after each step
-	simple     float64   // simple regret at T
-	bestValue  float64   // best value played
-	msPerStep  float64   // policy time per step, ms
-	dictSize   int       // BKB: |S| at T; exact GPs: T; random: 0
-	err        error
-	lengthFits int
+	cum       []float64 // cumulative regret after each step
+	simple    float64   // simple regret at T
+	msPerStep float64   // policy time per step, ms
+	dictSize  int       // BKB: |S| at T; exact GPs: T; random: 0
+	err       error
 }
 
 // benchCell aggregates the runs of one (objective, policy).
 type benchCell struct {
-	Objective                  string
-	Policy                     string
-	Seeds                      int
-	CumMean, CumStd            float64
-	SimpleMean, SimpleStd      float64
-	MSMean                     float64
-	DictMean                   float64
-	curve                      []float64 // mean cumulative regret per step
-	exactDict, noDict, anyFail bool
+	Objective             string
+	Policy                string
+	Seeds                 int
+	CumMean, CumStd       float64
+	SimpleMean, SimpleStd float64
+	MSMean                float64
+	DictMean              float64
+	curve                 []float64 // mean cumulative regret per step
+	exactDict, noDict     bool
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -123,14 +121,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if !(*lambda > 0) || !(*qbar > 0) {
 			return usagef("--lambda and --qbar must be positive")
 		}
-		if _, _, err := cfg.betaSchedule(); err != nil {
-			return usageError{err}
-		}
 		base[name] = cfg
 	}
 	for _, p := range *policies {
-		if p != "bkb" && strings.Contains(*beta, "bkb") {
-			return usagef("--beta %s works with --policies bkb only", *beta)
+		cfg := *base[(*objs)[0]]
+		cfg.Policy = p
+		if _, _, err := cfg.betaSchedule(); err != nil {
+			return usageError{err}
 		}
 	}
 
@@ -273,10 +270,8 @@ func (r *benchRun) play(ctx context.Context, cfg *studyConfig) error {
 		played = math.Min(played, values[arm])
 	}
 	r.simple = played - best
-	r.bestValue = played
 	r.msPerStep = 1e3 * e.PolicySeconds / float64(cfg.Budget)
 	r.dictSize = e.Stats().DictionarySize
-	r.lengthFits = len(e.Fits)
 	return nil
 }
 
