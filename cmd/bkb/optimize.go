@@ -174,9 +174,9 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 
 	n, d := arms.Dims()
-	if of.quiet {
-		// no header
-	} else if *resume {
+	switch {
+	case of.quiet:
+	case *resume:
 		done := 0
 		for _, t := range trials {
 			if t.Status != "pending" {
@@ -184,7 +184,7 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			}
 		}
 		fmt.Fprintf(stderr, "bkb: resuming %s: %d of %d trials done, %d pending to re-evaluate\n", *studyPath, done, cfg.Budget, len(trials)-done)
-	} else {
+	default:
 		fmt.Fprintf(stderr, "bkb: %s %s (%d-d) with %s on %d %s arms, budget %d, seed %d\n",
 			cfg.Direction, cfg.Objective.String(), d, cfg.Policy, n, cfg.Arms.Kind, cfg.Budget, cfg.Seed)
 	}
