@@ -19,6 +19,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/bkb-go/bkb/bench"
 	"github.com/bkb-go/bkb/objectives"
 )
 
@@ -67,8 +68,21 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	mdPath := fs.String("markdown", "", "write the table as Markdown to this file")
 	plotPath := fs.String("plot", "", "draw mean cumulative regret curves to this PNG or SVG file")
 	progressMode := fs.String("progress", "auto", "progress display: auto, bar, lines or none")
+	scale := fs.Bool("scale", false, "run the scaling experiment instead (time per step against t and the number of arms; docs/scaling.md)")
+	scaleArms := fs.IntSlice("scale-arms", []int{1000, 10000, 100000}, "--scale: arm-set sizes")
+	scaleT := fs.IntSlice("scale-t", []int{100, 500, 1000, 2000, 5000}, "--scale: steps t at which a row is reported")
+	scaleVariants := fs.StringSlice("scale-variants", bench.Variants, "--scale: variants: "+strings.Join(bench.Variants, ", "))
+	scaleBudget := fs.Duration("scale-budget", time.Minute, "--scale: time budget of one run; it stops at the first checkpoint past it")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *scale {
+		ls := *ls
+		if !fs.Changed("length-scale") {
+			ls = 0.2
+		}
+		return runScale(ctx, bench.ScaleConfig{Arms: *scaleArms, Checkpoints: *scaleT, Variants: *scaleVariants,
+			LengthScale: ls, Seed: 1, Budget: *scaleBudget}, *mdPath, *progressMode, stdout, stderr)
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -406,4 +420,54 @@ func plotBench(path string, cells []*benchCell, objs, policies []string, budget 
 	}
 	cols := min(len(panels), 3)
 	return savePanels(path, panels, cols, 4.5*vg.Inch, 3.4*vg.Inch)
+}
+
+// runScale runs bench.Scale and prints its table (and Markdown to mdPath).
+func runScale(ctx context.Context, cfg bench.ScaleConfig, mdPath, progressMode string, stdout, stderr io.Writer) error {
+	for _, v := range cfg.Variants {
+		if _, ok := bench.VariantDoc[v]; !ok {
+			return usagef("unknown scaling variant %q; valid: %s", v, strings.Join(bench.Variants, ", "))
+		}
+	}
+	for _, a := range cfg.Arms {
+		if a <= 0 {
+			return usagef("--scale-arms must be positive, got %d", a)
+		}
+	}
+	for _, t := range cfg.Checkpoints {
+		if t <= 0 {
+			return usagef("--scale-t must be positive, got %d", t)
+		}
+	}
+	if progressMode != "none" {
+		cfg.Progress = func(line string) { fmt.Fprintln(stderr, "bkb: "+line) }
+	}
+	fmt.Fprintf(stderr, "bkb: scaling experiment: Hartmann 6 on %v random arms, variants %s, checkpoints %v, %v per run\n",
+		cfg.Arms, strings.Join(cfg.Variants, ","), cfg.Checkpoints, cfg.Budget)
+	rows, bw, err := bench.Scale(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%d cores, measured read bandwidth %.1f GB/s; ratio = ms/step over one read of the A x m (A x t) matrix\n", runtime.NumCPU(), bw/1e9)
+	t := newTable(stdout, []string{"variant", "A", "t", "ms/step", "m", "changes", "cum regret", "peak MB", "ratio"})
+	for _, r := range rows {
+		t.Append([]string{r.Variant, strconv.Itoa(r.Arms), strconv.Itoa(r.T), strconv.FormatFloat(1e3*r.SecondsPerStep, 'f', 3, 64),
+			strconv.Itoa(r.DictionarySize), strconv.Itoa(r.Changes), strconv.FormatFloat(r.CumRegret, 'f', 1, 64),
+			strconv.FormatFloat(float64(r.PeakHeapBytes)/1e6, 'f', 0, 64), strconv.FormatFloat(r.SecondsPerStep/r.PassSeconds, 'f', 2, 64)})
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if mdPath == "" {
+		return nil
+	}
+	f, err := os.Create(mdPath)
+	if err != nil {
+		return err
+	}
+	if err := bench.WriteScaleMarkdown(f, rows, bw); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
