@@ -333,20 +333,7 @@ func TestDTCIncrementalEqualsRebuild(t *testing.T) {
 		mean := append([]float64(nil), g.r.mean...)
 		vari := append([]float64(nil), g.r.vari...)
 		// Independent dense reference in original coordinates.
-		m := g.DictionarySize()
-		s := mat.NewDense(m, d, nil)
-		for p, i := range g.Dictionary() {
-			s.SetRow(p, g.r.point(i))
-		}
-		no := len(g.observed)
-		xs := mat.NewDense(no, d, nil)
-		w := make([]float64, no)
-		ys := make([]float64, no)
-		for p, i := range g.observed {
-			xs.SetRow(p, g.r.point(i))
-			w[p] = float64(g.count[i])
-			ys[p] = g.ysum[i]
-		}
+		s, xs, w, ys := denseInputs(g)
 		if err := g.Rebuild(); err != nil {
 			t.Fatal(err)
 		}
@@ -372,21 +359,8 @@ func TestDTCIncrementalEqualsRebuild(t *testing.T) {
 // checkDTCDense compares every stride-th row of g against denseDTC.
 func checkDTCDense(t *testing.T, g *DTC, k kernel.Kernel, stride int) {
 	t.Helper()
-	d := g.dim
 	m := g.DictionarySize()
-	s := mat.NewDense(max(m, 1), d, nil)
-	for p, i := range g.Dictionary() {
-		s.SetRow(p, g.r.point(i))
-	}
-	no := len(g.observed)
-	xs := mat.NewDense(no, d, nil)
-	w := make([]float64, no)
-	ys := make([]float64, no)
-	for p, i := range g.observed {
-		xs.SetRow(p, g.r.point(i))
-		w[p] = float64(g.count[i])
-		ys[p] = g.ysum[i]
-	}
+	s, xs, w, ys := denseInputs(g)
 	for j := 0; j < g.r.n(); j += stride {
 		if m == 0 {
 			break
@@ -397,4 +371,23 @@ func checkDTCDense(t *testing.T, g *DTC, k kernel.Kernel, stride int) {
 			t.Fatalf("row %d after %d observations: incremental (%v, %v), dense (%v, %v)", j, g.Len(), g.r.mean[j], g.r.vari[j], wm, wv)
 		}
 	}
+}
+
+// denseInputs returns what denseDTC needs from g: the inducing points, the
+// observed points, their counts and their sums of observed values.
+func denseInputs(g *DTC) (s, xs *mat.Dense, w, ysum []float64) {
+	s = mat.NewDense(max(g.DictionarySize(), 1), g.dim, nil)
+	for p, i := range g.Dictionary() {
+		s.SetRow(p, g.r.point(i))
+	}
+	no := len(g.observed)
+	xs = mat.NewDense(no, g.dim, nil)
+	w = make([]float64, no)
+	ysum = make([]float64, no)
+	for p, i := range g.observed {
+		xs.SetRow(p, g.r.point(i))
+		w[p] = float64(g.count[i])
+		ysum[p] = g.ysum[i]
+	}
+	return s, xs, w, ysum
 }

@@ -245,10 +245,7 @@ func TestRandomFourierPanics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		name string
-		f    func()
-	}{
+	tests := []panicCase{
 		{"Map x", func() { rf.Map(make([]float64, 8), make([]float64, 2)) }},
 		{"Map dst", func() { rf.Map(make([]float64, 7), make([]float64, 3)) }},
 		{"Frequency buffer", func() { rf.Frequency(0, make([]float64, 2)) }},
@@ -256,17 +253,7 @@ func TestRandomFourierPanics(t *testing.T) {
 		{"empty omega", func() { FourierFeature(RBF{LengthScale: 1}, 1, 0, nil) }},
 		{"nil kernel", func() { FourierFeature(nil, 1, 0, make([]float64, 2)) }},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			defer func() {
-				if recover() == nil {
-					t.Error("no panic")
-				}
-			}()
-			tc.f()
-		})
-	}
+	expectPanics(t, tests)
 }
 
 func TestFeatureMapsDoNotAllocate(t *testing.T) {

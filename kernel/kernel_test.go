@@ -244,27 +244,14 @@ func TestBatchHelpersPanicOnShape(t *testing.T) {
 	x := mat.NewDense(3, 2, nil)
 	y := mat.NewDense(4, 3, nil)
 	k := RBF{LengthScale: 1}
-	tests := []struct {
-		name string
-		f    func()
-	}{
+	tests := []panicCase{
 		{"Matrix cols", func() { Matrix(mat.NewDense(3, 4, nil), k, x, y) }},
 		{"Matrix dst", func() { Matrix(mat.NewDense(3, 2, nil), k, x, x) }},
 		{"Column dst", func() { Column(make([]float64, 2), k, x, []float64{0, 0}) }},
 		{"Column y", func() { Column(make([]float64, 3), k, x, []float64{0, 0, 0}) }},
 		{"Diagonal dst", func() { Diagonal(make([]float64, 4), k, x) }},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			defer func() {
-				if recover() == nil {
-					t.Error("no panic")
-				}
-			}()
-			tc.f()
-		})
-	}
+	expectPanics(t, tests)
 }
 
 func TestValidate(t *testing.T) {
@@ -438,6 +425,30 @@ func TestSpectralSamplers(t *testing.T) {
 					t.Errorf("delta %v: mean cos = %v, k/k(0) = %v (tolerance %v)", dl, got, want, tol)
 				}
 			}
+		})
+	}
+}
+
+// panicCase is a call that must panic (a programmer error: wrong
+// dimensions or lengths).
+type panicCase struct {
+	name string
+	f    func()
+}
+
+// expectPanics runs every case in a subtest and fails those that do not
+// panic.
+func expectPanics(t *testing.T, cases []panicCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			defer func() {
+				if recover() == nil {
+					t.Error("no panic")
+				}
+			}()
+			tc.f()
 		})
 	}
 }

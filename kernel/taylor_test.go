@@ -380,25 +380,12 @@ func TestTaylorMapPanics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		name string
-		f    func()
-	}{
+	tests := []panicCase{
 		{"x", func() { tg.Map(make([]float64, tg.Dim()), make([]float64, 2)) }},
 		{"dst", func() { tg.Map(make([]float64, tg.Dim()+1), make([]float64, 3)) }},
 		{"MultiIndex", func() { tg.MultiIndex(0, make([]int, 2)) }},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			defer func() {
-				if recover() == nil {
-					t.Error("no panic")
-				}
-			}()
-			tc.f()
-		})
-	}
+	expectPanics(t, tests)
 }
 
 func TestTaylorWithVarianceSharesTables(t *testing.T) {
