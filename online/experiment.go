@@ -264,6 +264,9 @@ func (e *Experiment) Run(ctx context.Context, progress func(learner string, orde
 		return nil, err
 	}
 	paperKey := e.Key()
+	if ds != nil && e.N > 0 && e.N < ds.N && e.Stream == "" {
+		paperKey = "" // the papers' numbers are for the whole dataset
+	}
 	rows := make([]Row, 0, len(learners))
 	for _, spec := range learners {
 		row := Row{Learner: spec, Orders: orders, Regret: math.NaN(), Bound: math.NaN()}

@@ -70,14 +70,15 @@ func TestRegressStreams(t *testing.T) {
 	}
 }
 
-// TestRegressPaperDefaults runs the default elevators table on the first
-// examples of the shared dataset (skipped without ../shared/data).
+// TestRegressPaperDefaults runs cheap learners over the whole shared
+// elevators dataset and checks that the paper's column appears (skipped
+// without ../shared/data).
 func TestRegressPaperDefaults(t *testing.T) {
 	dir := filepath.Join("..", "..", "..", "shared", "data")
 	if _, err := os.Stat(filepath.Join(dir, "elevators.csv.gz")); err != nil {
 		t.Skip("shared data not available")
 	}
-	code, out, errs := runRegressArgs(t, "--data", "elevators", "--data-dir", dir, "--n", "1500", "--progress", "none")
+	code, out, errs := runRegressArgs(t, "--data", "elevators", "--data-dir", dir, "--progress", "none", "--learners", "nons-ald,aogd-ald,fogd:d=20,nogd:b=20")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
