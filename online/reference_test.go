@@ -11,17 +11,25 @@ import (
 // TestPKAWVAllPointsEqualsKernelAWV: PKAWV-Nystrom with every point in the
 // dictionary is Kernel-AWV (seed 000: H~_t = span of all phi(x_s), so
 // eq. 4 is eq. 3), to 1e-8, in both modes and for two kernels.
+//
+// The small-lambda case is held to 1e-6: 300 points in 3-D at length scale
+// 1.5 make K_SS numerically singular, and gp.Nystrom floors the squared
+// pivot of a point in the numerical span of S at gp.PivotFloor = 1e-8
+// k(x,x) (below that the pivots are rounding noise and the embedding
+// overflows: gp's TestDTCNearlyDependentDictionary). That jitter, amplified
+// by 1/lambda = 20, moves predictions by about 2e-7.
 func TestPKAWVAllPointsEqualsKernelAWV(t *testing.T) {
 	cases := []struct {
 		name   string
 		k      kernel.Kernel
 		mode   Mode
 		lambda float64
+		tol    float64
 	}{
-		{"rbf-awv", kernel.RBF{LengthScale: 0.7}, AWV, 1},
-		{"rbf-krr", kernel.RBF{LengthScale: 0.7}, KRR, 1},
-		{"rbf-awv-small-lambda", kernel.RBF{LengthScale: 1.5}, AWV, 0.05},
-		{"matern-awv", kernel.Matern{Nu: 1.5, LengthScale: 0.5}, AWV, 1},
+		{"rbf-awv", kernel.RBF{LengthScale: 0.7}, AWV, 1, 1e-8},
+		{"rbf-krr", kernel.RBF{LengthScale: 0.7}, KRR, 1, 1e-8},
+		{"rbf-awv-small-lambda", kernel.RBF{LengthScale: 1.5}, AWV, 0.05, 1e-6},
+		{"matern-awv", kernel.Matern{Nu: 1.5, LengthScale: 0.5}, AWV, 1, 1e-8},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -46,8 +54,8 @@ func TestPKAWVAllPointsEqualsKernelAWV(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if worst > 1e-8 {
-				t.Errorf("max |PKAWV(all) - Kernel-AWV| = %g > 1e-8", worst)
+			if worst > c.tol {
+				t.Errorf("max |PKAWV(all) - Kernel-AWV| = %g > %g", worst, c.tol)
 			}
 			if ny.Size() != ds.N {
 				t.Errorf("dictionary size %d, want %d", ny.Size(), ds.N)
