@@ -35,7 +35,7 @@ type ScaleConfig struct {
 	Variants    []string      // from Variants
 	LengthScale float64       // RBF length scale on [0,1]^6 (default 0.3)
 	Seed        uint64        // seeds arms, noise and policies
-	Budget      time.Duration // per run: a run stops at the first checkpoint past it ("where feasible")
+	Budget      time.Duration // per run: a run stops once past it, keeping the checkpoints it reached ("where feasible")
 	// Progress, when set, receives one line per finished checkpoint.
 	Progress func(string)
 }
@@ -186,6 +186,9 @@ func scaleRun(ctx context.Context, cfg ScaleConfig, variant string, arms *mat.De
 			}
 		}
 		if !ck[st.T] {
+			if time.Since(start) > cfg.Budget {
+				cancel() // the next checkpoint is out of reach: "where feasible"
+			}
 			return
 		}
 		w := window[max(0, len(window)-max(10, len(window)/10)):]
