@@ -161,13 +161,21 @@ type Row struct {
 // Key returns the paper-table key of the experiment's data and stream.
 func (e *Experiment) Key() string {
 	if e.Stream == "" {
-		return datasetName(e.Data)
+		return datasetName(e.data())
 	}
 	if strings.HasPrefix(e.Stream, "blocks003") {
 		_, r := blockParams(e.Stream)
-		return fmt.Sprintf("blocks003:%s:r=%d", datasetName(e.Data), r)
+		return fmt.Sprintf("blocks003:%s:r=%d", datasetName(e.data()), r)
 	}
 	return e.Stream
+}
+
+// data returns the dataset, german by default for the block streams.
+func (e *Experiment) data() string {
+	if e.Data == "" && strings.HasPrefix(e.Stream, "blocks003") {
+		return "german"
+	}
+	return e.Data
 }
 
 func datasetName(data string) string {
@@ -222,9 +230,7 @@ func (e *Experiment) defaults() DatasetDefaults {
 		return DefaultsFor("sim000")
 	case strings.HasPrefix(e.Stream, "blocks003"):
 		d := DefaultsFor("blocks003")
-		if w := DefaultsFor(datasetName(e.Data)).Width; datasetName(e.Data) != "" {
-			d.Width = w
-		}
+		d.Width = DefaultsFor(datasetName(e.data())).Width
 		return d
 	case strings.HasPrefix(e.Stream, "synthetic:"):
 		return DefaultsFor("synthetic")
@@ -355,11 +361,7 @@ func meanStd(v []float64) (mean, std float64) {
 }
 
 func (e *Experiment) loadDataset(def DatasetDefaults) (*Dataset, error) {
-	data := e.Data
-	if data == "" && strings.HasPrefix(e.Stream, "blocks003") {
-		data = "german"
-	}
-	path, err := ResolveData(data, e.DataDir)
+	path, err := ResolveData(e.data(), e.DataDir)
 	if err != nil {
 		return nil, err
 	}

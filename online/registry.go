@@ -274,7 +274,7 @@ func Build(spec string, s Setting) (Learner, error) {
 		}
 		l, err = NewFORKS(c)
 	case "dsg":
-		defTheta, defT0 := 1.0, 10.0
+		defTheta, defT0 := 4.0, 100.0
 		theta, e1 := p.float("theta", defTheta)
 		t0, e2 := p.float("t0", defT0)
 		nu, e3 := p.float("nu", 0)

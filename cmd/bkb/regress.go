@@ -65,7 +65,7 @@ func regressFlagSet(o *regressOptions, stderr io.Writer) *pflag.FlagSet {
 		fmt.Fprint(stderr, regressUsage)
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&o.data, "data", "elevators", "dataset name (resolved as <data-dir>/<name>.csv.gz) or CSV path (gzip or plain, no header, target last)")
+	fs.StringVar(&o.data, "data", "elevators", "dataset name (resolved as <data-dir>/<name>.csv.gz) or CSV path (gzip or plain, no header, target last); german for blocks003")
 	fs.StringVar(&o.dataDir, "data-dir", "../shared/data", "directory of the named datasets")
 	fs.StringVar(&o.stream, "stream", "", "stream: empty (the dataset), synthetic:<objective>, sim000 or blocks003[:b=500][:r=10]")
 	fs.StringVar(&o.learners, "learners", "", `comma-separated learner specs, or "all" (default: the paper's table for the dataset)`)
@@ -97,6 +97,9 @@ func runRegress(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "bkb: regress: unexpected arguments %q\n", fs.Args())
 		return exitUsage
 	}
+	if strings.HasPrefix(o.stream, "blocks003") && !fs.Changed("data") {
+		o.data = "german" // seed 003's block streams are built from german
+	}
 	exp, err := o.experiment()
 	if err != nil {
 		fmt.Fprintf(stderr, "bkb: regress: %v\n", err)
@@ -111,9 +114,6 @@ func runRegress(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		cb = prog.update
 	}
 	rows, err := exp.Run(ctx, cb)
-	if prog != nil {
-		prog.finish()
-	}
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintln(stderr, "bkb: regress: interrupted")
@@ -224,8 +224,6 @@ func (p *regressProgress) update(learner string, order, done, total int) {
 	fmt.Fprintf(p.w, "regress: %s order %d: %d/%d (%.0f%%), %s elapsed\n",
 		learner, order, done, total, 100*float64(done)/float64(max(total, 1)), now.Sub(p.start).Round(time.Second))
 }
-
-func (p *regressProgress) finish() {}
 
 func fmtScore(task online.Task, v float64) string {
 	if math.IsNaN(v) {
