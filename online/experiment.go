@@ -94,18 +94,18 @@ var paperResults = map[string]map[string]PaperResult{
 		"nogd":  {31.003, 0.751, 0, 0.077, "seed 003 Table 1"},
 		"forks": {30.662, 0.670, 0, 0.070, "seed 003 Table 1"},
 	},
-	"blocks003:german:r=10": {
+	"blocks003:german:b=500:r=10": {
 		"nogd":  {28.103, 1.247, 0, 0.040, "seed 003 Table 2 (german-1)"},
 		"forks": {5.142, 0.215, 0, 0.035, "seed 003 Table 2 (german-1)"},
 	},
-	"blocks003:german:r=20": {
+	"blocks003:german:b=500:r=20": {
 		"nogd":  {16.527, 0.810, 0, 0.056, "seed 003 Table 3 (german-2)"},
 		"forks": {2.960, 0.185, 0, 0.050, "seed 003 Table 3 (german-2)"},
 	},
 }
 
 // Paper returns the paper's number for a learner (base name, without
-// parameters) on a dataset key ("elevators", "blocks003:german:r=10", ...).
+// parameters) on a dataset key ("elevators", "blocks003:german:b=500:r=10", ...).
 func Paper(key, learner string) (PaperResult, bool) {
 	r, ok := paperResults[key][learner]
 	return r, ok
@@ -164,8 +164,8 @@ func (e *Experiment) Key() string {
 		return datasetName(e.data())
 	}
 	if strings.HasPrefix(e.Stream, "blocks003") {
-		_, r := blockParams(e.Stream)
-		return fmt.Sprintf("blocks003:%s:r=%d", datasetName(e.data()), r)
+		b, r := blockParams(e.Stream)
+		return fmt.Sprintf("blocks003:%s:b=%d:r=%d", datasetName(e.data()), b, r)
 	}
 	return e.Stream
 }

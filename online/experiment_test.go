@@ -138,10 +138,10 @@ func TestExperimentBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if exp.Key() != "blocks003:german:r=5" || rows[0].N != 300 || rows[0].Task != Classification {
+	if exp.Key() != "blocks003:german:b=60:r=5" || rows[0].N != 300 || rows[0].Task != Classification {
 		t.Errorf("key %s rows %+v", exp.Key(), rows[0])
 	}
-	if p, ok := Paper("blocks003:german:r=10", "forks"); !ok || p.Score != 5.142 {
+	if p, ok := Paper("blocks003:german:b=500:r=10", "forks"); !ok || p.Score != 5.142 {
 		t.Error("paper table lookup")
 	}
 }
