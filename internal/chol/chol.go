@@ -185,8 +185,6 @@ func (f *Factor) RankOneUpdate(x []float64) {
 		c := r / lkk
 		sn := x[k] / lkk
 		L[k*s+k] = r
-		xk := x[k]
-		_ = xk
 		for i := k + 1; i < n; i++ {
 			lik := (L[i*s+k] + sn*x[i]) / c
 			x[i] = c*x[i] - sn*lik
