@@ -64,12 +64,13 @@ func BenchmarkPolicyStep(b *testing.B) {
 	for _, tc := range []struct {
 		variant string
 		t       int
-	}{{"bkb", 1000}, {"gp-ucb", 1000}, {"bkb-paper", 200}} {
-		b.Run(fmt.Sprintf("%s/A=10000/t=%d", tc.variant, tc.t), func(b *testing.B) {
+		ls      float64
+	}{{"bkb", 1000, 0.3}, {"bkb", 2000, 0.2}, {"gp-ucb", 1000, 0.3}, {"bkb-paper", 200, 0.3}} {
+		b.Run(fmt.Sprintf("%s/A=10000/t=%d/l=%g", tc.variant, tc.t, tc.ls), func(b *testing.B) {
 			f := objectives.Hartmann6()
 			arms, _ := objectives.Uniform(f.Domain(), 10000, 1)
 			obj, _ := newHartmann6(arms, 1)
-			p, err := NewPolicy(tc.variant, arms, 0.3, 1, tc.t+b.N+10)
+			p, err := NewPolicy(tc.variant, arms, tc.ls, 1, tc.t+b.N+10)
 			if err != nil {
 				b.Fatal(err)
 			}

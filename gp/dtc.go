@@ -62,7 +62,7 @@ type DTC struct {
 	dict []int // dictionary position -> row
 	pos  []int // row -> dictionary position, or -1
 
-	v       []float64 // V, m x m, full symmetric, stride vstride
+	v       []float64 // scratch for V, m x m, full symmetric, stride vstride
 	vstride int
 	vf      chol.Factor // V = R R^T
 	b       []float64   // Z^T W ybar
@@ -291,12 +291,9 @@ func (g *DTC) observeRow(i int, y float64) error {
 	v := g.solveV(g.buf(&g.w2, m), zn)
 	denom := 1 + dot(zn, v)
 	resid := y - r.mean[i]
-	// V += zn zn^T, b += zn y.
+	// V += zn zn^T (on its factor only: V itself is formed when a removal
+	// needs it), b += zn y.
 	for a := 0; a < m; a++ {
-		va := g.v[a*g.vstride : a*g.vstride+m]
-		for c := range va {
-			va[c] += zn[a] * zn[c]
-		}
 		g.b[a] += zn[a] * y
 	}
 	if m > 0 {
@@ -317,17 +314,29 @@ func (g *DTC) observeRow(i int, y float64) error {
 	return nil
 }
 
+// ensureV makes room for an m x m V. Its contents are not kept: V is
+// formed from its factor (formV) or from the data (rebuild) when needed.
 func (g *DTC) ensureV(m int) {
 	if m <= g.vstride {
 		return
 	}
 	s := max(2*g.vstride, 16, m)
-	nv := make([]float64, s*s)
-	old := len(g.b) // V's current order
-	for i := 0; i < old; i++ {
-		copy(nv[i*s:i*s+old], g.v[i*g.vstride:i*g.vstride+old])
+	g.v, g.vstride = make([]float64, s*s), s
+}
+
+// formV writes V = R R^T (order m) from its Cholesky factor. O(m^3/3);
+// only removals need V itself, and they refactor it anyway.
+func (g *DTC) formV(m int) {
+	g.ensureV(m)
+	r, rs := g.vf.Raw()
+	vs := g.vstride
+	for i := 0; i < m; i++ {
+		ri := r[i*rs : i*rs+i+1]
+		for j := 0; j <= i; j++ {
+			v := dot(ri[:j+1], r[j*rs:j*rs+j+1])
+			g.v[i*vs+j], g.v[j*vs+i] = v, v
+		}
 	}
-	g.v, g.vstride = nv, s
 }
 
 // add puts row i into S: one new coordinate per row. The coefficients of
@@ -361,12 +370,6 @@ func (g *DTC) add(i int) {
 	}
 	gv := g.solveV(g.buf(&g.w3, m), u[:m])
 	schur := s - dot(u[:m], gv)
-	g.ensureV(m + 1)
-	for a := 0; a < m; a++ {
-		g.v[a*g.vstride+m] = u[a]
-		g.v[m*g.vstride+a] = u[a]
-	}
-	g.v[m*g.vstride+m] = s
 	g.vf.Append(g.buf(&g.w4, m)[:copy(g.buf(&g.w4, m), u[:m])], s)
 	g.b = append(g.b, bn)
 	g.beta = append(g.beta, 0)
@@ -403,6 +406,7 @@ func (g *DTC) remove(i int) error {
 	r := g.r
 	g.rots = g.ny.Remove(j, g.rots[:0])
 	rots := g.rots
+	g.formV(m)
 	// V <- G^T V G, b <- G^T b.
 	vs := g.vstride
 	for _, q := range rots {

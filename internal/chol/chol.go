@@ -34,6 +34,7 @@ type Factor struct {
 	data      []float64
 	jitter    float64 // total jitter added to the diagonal of A so far
 	jittered  int     // number of diagonal entries that needed jitter
+	rot       []float64
 }
 
 // Size returns n, the order of the factored matrix.
@@ -176,20 +177,34 @@ func (f *Factor) Append(a []float64, ann float64) (d float64) {
 }
 
 // RankOneUpdate replaces A by A + x x^T in O(n^2). x is overwritten.
-// (Standard Givens-style update, Golub & Van Loan 6.5.4.)
+// It is the Givens-style update of Golub & Van Loan (6.5.4) reordered by
+// rows: row i needs the rotations (c_k, s_k) of the columns k < i, which
+// rows k < i produced, so L is read row by row, contiguously, instead of
+// down its columns (a stride of the capacity per element).
 func (f *Factor) RankOneUpdate(x []float64) {
 	n, s, L := f.n, f.stride, f.data
-	for k := 0; k < n; k++ {
-		lkk := L[k*s+k]
-		r := math.Hypot(lkk, x[k])
-		c := r / lkk
-		sn := x[k] / lkk
-		L[k*s+k] = r
-		for i := k + 1; i < n; i++ {
-			lik := (L[i*s+k] + sn*x[i]) / c
-			x[i] = c*x[i] - sn*lik
-			L[i*s+k] = lik
+	if cap(f.rot) < 2*n {
+		f.rot = make([]float64, 2*n, 4*n)
+	}
+	cs := f.rot[:2*n]
+	cinv, sn := cs[:n], cs[n:]
+	for i := 0; i < n; i++ {
+		row := L[i*s : i*s+i+1]
+		xi := x[i]
+		for k := 0; k < i; k++ {
+			// With c^2 - s^2 = 1 the textbook pair
+			//   l' = (l + s x)/c,  x' = c x - s l'
+			// is x' = (x - s l)/c: both from (l, x) with multiplications by
+			// 1/c, which keeps divisions off the serial chain through x.
+			l := row[k]
+			row[k] = (l + sn[k]*xi) * cinv[k]
+			xi = (xi - sn[k]*l) * cinv[k]
 		}
+		lii := row[i]
+		r := math.Hypot(lii, xi)
+		cinv[i], sn[i] = lii/r, xi/lii
+		row[i] = r
+		x[i] = xi
 	}
 }
 
