@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/bkb-go/bkb/acquisition"
+	"github.com/bkb-go/bkb/bandit"
 	"github.com/bkb-go/bkb/gp"
 	"github.com/bkb-go/bkb/kernel"
 	"github.com/bkb-go/bkb/objectives"
@@ -58,17 +59,17 @@ func BenchmarkBKBStep(b *testing.B) {
 var sinkInt int
 
 // BenchmarkPolicyStep is a whole BKB or GP-UCB step (Ask and Tell, with
-// resampling) through the bandit API on 10,000 Hartmann 6 arms, after a
+// resampling) through the bandit API on Hartmann 6 arms, after a
 // warm-up of t steps.
 func BenchmarkPolicyStep(b *testing.B) {
 	for _, tc := range []struct {
 		variant string
-		t       int
+		a, t    int
 		ls      float64
-	}{{"bkb", 1000, 0.3}, {"bkb", 2000, 0.2}, {"gp-ucb", 1000, 0.3}, {"bkb-paper", 200, 0.3}} {
-		b.Run(fmt.Sprintf("%s/A=10000/t=%d/l=%g", tc.variant, tc.t, tc.ls), func(b *testing.B) {
+	}{{"bkb", 10000, 1000, 0.3}, {"bkb", 10000, 2000, 0.2}, {"gp-ucb", 10000, 1000, 0.3}, {"bkb-paper", 10000, 200, 0.3}, {"bkb", 100000, 1000, 0.3}} {
+		b.Run(fmt.Sprintf("%s/A=%d/t=%d/l=%g", tc.variant, tc.a, tc.t, tc.ls), func(b *testing.B) {
 			f := objectives.Hartmann6()
-			arms, _ := objectives.Uniform(f.Domain(), 10000, 1)
+			arms, _ := objectives.Uniform(f.Domain(), tc.a, 1)
 			obj, _ := newHartmann6(arms, 1)
 			p, err := NewPolicy(tc.variant, arms, tc.ls, 1, tc.t+b.N+10)
 			if err != nil {
@@ -85,6 +86,12 @@ func BenchmarkPolicyStep(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				step()
+			}
+			b.StopTimer()
+			if s, ok := p.(bandit.StatsReporter); ok {
+				st := s.Stats()
+				b.ReportMetric(float64(st.DictionarySize), "m")
+				b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)/(float64(tc.a)*float64(st.DictionarySize)*8/bwOnce()), "pass-ratio")
 			}
 		})
 	}
