@@ -71,15 +71,36 @@ func (c *ALDConfig) validate() error {
 // g^2 (k(x_t,x_t) - alpha_t)), a growth round appends the coordinate
 // sqrt(alpha_t) to phi(x_t) and 0 to w. O(d|S| + |S|^2) per round.
 type AOGDALD struct {
+	embedCache
 	cfg   ALDConfig
-	ny    *gp.Nystrom
 	w     []float64
 	gsum  float64
-	z     []float64
-	cx    []float64
-	cres  float64
-	cok   bool
 	grown int
+}
+
+// embedCache holds the Nystrom embedding z of the last point x embedded
+// and its residual, so that Learn after Predict at the same x (every
+// prequential round) embeds once. cok is cleared when the dictionary
+// changes.
+type embedCache struct {
+	ny   *gp.Nystrom
+	z    []float64
+	cx   []float64
+	cres float64
+	cok  bool
+}
+
+// embed sets z = L^{-1} k_S(x) and cres = max(k(x,x) - ||z||^2, 0), unless
+// they are already those of x.
+func (c *embedCache) embed(x []float64) {
+	if c.cok && slices.Equal(c.cx, x) {
+		return
+	}
+	m := c.ny.Size()
+	c.z = slices.Grow(c.z[:0], m+1)[:m]
+	c.cres = math.Max(c.ny.Embed(c.z, x), 0)
+	c.cx = append(c.cx[:0], x...)
+	c.cok = true
 }
 
 // NewAOGDALD returns AOGD-ALD.
@@ -91,7 +112,7 @@ func NewAOGDALD(cfg ALDConfig) (*AOGDALD, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &AOGDALD{cfg: cfg, ny: ny, gsum: 1}, nil
+	return &AOGDALD{embedCache: embedCache{ny: ny}, cfg: cfg, gsum: 1}, nil
 }
 
 // Name returns "aogd-ald".
@@ -99,17 +120,6 @@ func (a *AOGDALD) Name() string { return "aogd-ald" }
 
 // Size returns the dictionary size |S_t|.
 func (a *AOGDALD) Size() int { return a.ny.Size() }
-
-func (a *AOGDALD) embed(x []float64) {
-	if a.cok && slices.Equal(a.cx, x) {
-		return
-	}
-	m := a.ny.Size()
-	a.z = slices.Grow(a.z[:0], m+1)[:m]
-	a.cres = math.Max(a.ny.Embed(a.z, x), 0)
-	a.cx = append(a.cx[:0], x...)
-	a.cok = true
-}
 
 // Predict returns f_t(x) = w.phi(x).
 func (a *AOGDALD) Predict(x []float64) float64 {
@@ -167,18 +177,14 @@ func (a *AOGDALD) Learn(x []float64, y float64) error {
 // (pitfall 5), so Predict returns clip(wtil.phi(x), -U, U).
 // O(dJ + J^2) per round.
 type NONSALD struct {
+	embedCache
 	cfg  ALDConfig
 	eta  float64
-	ny   *gp.Nystrom
 	a    chol.Factor // A
 	wtil []float64   // unprojected iterate
 	w    []float64
 	q    []float64
-	z    []float64
 	zero []float64
-	cx   []float64
-	cres float64
-	cok  bool
 }
 
 // NewNONSALD returns NONS-ALD.
@@ -200,7 +206,7 @@ func NewNONSALD(cfg ALDConfig) (*NONSALD, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &NONSALD{cfg: cfg, eta: eta, ny: ny}, nil
+	return &NONSALD{embedCache: embedCache{ny: ny}, cfg: cfg, eta: eta}, nil
 }
 
 // Name returns "nons-ald".
@@ -208,17 +214,6 @@ func (n *NONSALD) Name() string { return "nons-ald" }
 
 // Size returns the dictionary size J.
 func (n *NONSALD) Size() int { return n.ny.Size() }
-
-func (n *NONSALD) embed(x []float64) {
-	if n.cok && slices.Equal(n.cx, x) {
-		return
-	}
-	m := n.ny.Size()
-	n.z = slices.Grow(n.z[:0], m+1)[:m]
-	n.cres = math.Max(n.ny.Embed(n.z, x), 0)
-	n.cx = append(n.cx[:0], x...)
-	n.cok = true
-}
 
 // Predict returns yhat_t = clip(wtil.phi_j(x), -U, U), the prediction of the
 // iterate projected onto W_t (Theorem 4.9). It equals the prediction after
