@@ -212,9 +212,6 @@ func (g *DTC) buf(p *[]float64, n int) []float64 {
 	return (*p)[:n]
 }
 
-// vAt returns V[i][j].
-func (g *DTC) vAt(i, j int) float64 { return g.v[i*g.vstride+j] }
-
 // solveV writes V^{-1} x into dst (which may alias x).
 func (g *DTC) solveV(dst, x []float64) []float64 {
 	copy(dst, x)
@@ -303,7 +300,9 @@ func (g *DTC) observeRow(i int, y float64) error {
 		g.b[a] += zn[a] * y
 	}
 	if m > 0 {
-		g.vf.RankOneUpdate(g.buf(&g.w3, m)[:copy(g.buf(&g.w3, m), zn)])
+		x := g.buf(&g.w3, m)
+		copy(x, zn)
+		g.vf.RankOneUpdate(x)
 		g.solveV(g.beta, g.b)
 	}
 	if g.count[i] == 0 {
@@ -376,7 +375,9 @@ func (g *DTC) add(i int) {
 	}
 	gv := g.solveV(g.buf(&g.w3, m), u[:m])
 	schur := s - dot(u[:m], gv)
-	g.vf.Append(g.buf(&g.w4, m)[:copy(g.buf(&g.w4, m), u[:m])], s)
+	col := g.buf(&g.w4, m)
+	copy(col, u[:m])
+	g.vf.Append(col, s)
 	g.b = append(g.b, bn)
 	g.beta = append(g.beta, 0)
 	g.solveV(g.beta, g.b)

@@ -5,7 +5,6 @@ import (
 	"math"
 	"sync"
 
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/bkb-go/bkb/internal/chol"
@@ -41,7 +40,6 @@ type Exact struct {
 	alpha []float64 // L^{-1} y
 
 	cand *rows // candidates; emb rows are c(x), len t
-	kcol []float64
 	work []float64
 	pass exactPass
 	wg   sync.WaitGroup
@@ -104,7 +102,6 @@ func (g *Exact) SetCandidates(x *mat.Dense) error {
 	}
 	copy(r.vari, r.kdiag)
 	g.cand = r
-	g.kcol = make([]float64, r.n())
 	return nil
 }
 
@@ -161,12 +158,7 @@ func (g *Exact) Observe(x []float64, y float64) error {
 	if cap(g.work) < t+1 {
 		g.work = make([]float64, t+1, 2*t+16)
 	}
-	l := g.work[:t]
-	for i := 0; i < t; i++ {
-		l[i] = g.k.Eval(g.obs[i*g.dim:(i+1)*g.dim], x)
-	}
-	g.l.SolveL(l)
-	g.observe(x, y, l)
+	g.observe(x, y, g.embed(g.work, x))
 	return nil
 }
 
@@ -205,14 +197,6 @@ func (g *Exact) observe(x []float64, y float64, l []float64) {
 	g.pass = exactPass{g: g, x: x, l: l, d: d, a: a}
 	runRows(c.n(), &g.pass, &g.wg)
 	c.m = t + 1
-}
-
-// rawRows exposes the candidate points as a mat.RawMatrixer for the
-// kernel's batch helpers.
-type rawRows struct{ r *rows }
-
-func (r rawRows) RawMatrix() blas64.General {
-	return blas64.General{Rows: r.r.n(), Cols: r.r.d, Stride: r.r.d, Data: r.r.x}
 }
 
 // embed writes c = L^{-1} k_t(x) into dst[:t].
