@@ -145,9 +145,7 @@ type FORKS struct {
 	rng *rand.Rand
 	t   int
 
-	// stage 1
-	sv []float64
-	a  []float64
+	supportVectors // stage 1
 
 	// stage 2
 	stage2  bool
@@ -207,15 +205,6 @@ func (f *FORKS) Features(x []float64) []float64 {
 	return slices.Clone(f.phi)
 }
 
-func (f *FORKS) kogd(x []float64) float64 {
-	var s float64
-	d := f.cfg.Dim
-	for i, a := range f.a {
-		s += a * f.cfg.Kernel.Eval(f.sv[i*d:(i+1)*d], x)
-	}
-	return s
-}
-
 func (f *FORKS) features(x []float64) {
 	d, k := f.cfg.Dim, f.cfg.Rank
 	for j, i := range f.land {
@@ -239,7 +228,7 @@ func (f *FORKS) clip(y float64) float64 {
 // score is clip(phi(x)^T v_t, -C, C).
 func (f *FORKS) Predict(x []float64) float64 {
 	if !f.stage2 {
-		return f.kogd(x)
+		return f.kogd(f.cfg.Kernel, f.cfg.Dim, x)
 	}
 	f.features(x)
 	return f.clip(dot(f.phi, f.vv))
@@ -252,13 +241,8 @@ func (f *FORKS) Learn(x []float64, y float64) error {
 	}
 	f.t++
 	if !f.stage2 {
-		s := f.kogd(x)
-		if f.cfg.Loss.Value(s, y) > 0 {
-			f.sv = append(f.sv, x...)
-			f.a = append(f.a, -f.cfg.EtaKOGD*f.cfg.Loss.Deriv(s, y))
-			if len(f.a) == f.cfg.Budget {
-				return f.initSketch()
-			}
+		if f.kogdStep(f.cfg.Kernel, f.cfg.Dim, f.cfg.Loss, f.cfg.EtaKOGD, f.cfg.Budget, x, y) {
+			return f.initSketch()
 		}
 		return nil
 	}

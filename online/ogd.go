@@ -133,14 +133,13 @@ type NOGDConfig struct {
 // rank the map is the Cholesky-form embedding z = L^{-1} k_B(x) and
 // w0 = L^T a.
 type NOGD struct {
-	cfg   NOGDConfig
-	sv    []float64 // stage 1 support vectors, n x d
-	a     []float64 // their coefficients
-	ny    *gp.Nystrom
-	proj  []float64 // rank-k map: k x B, z = proj k_B(x)
-	kb    []float64
-	w, z  []float64
-	built bool
+	supportVectors // stage 1
+	cfg            NOGDConfig
+	ny             *gp.Nystrom
+	proj           []float64 // rank-k map: k x B, z = proj k_B(x)
+	kb             []float64
+	w, z           []float64
+	built          bool
 }
 
 // NewNOGD returns NOGD.
@@ -166,13 +165,34 @@ func (n *NOGD) Name() string { return "nogd" }
 // Size returns the number of support vectors (the budget once full).
 func (n *NOGD) Size() int { return len(n.a) }
 
-func (n *NOGD) kogd(x []float64) float64 {
+// supportVectors is budgeted kernel OGD, f(x) = sum_i a_i k(sv_i, x): the
+// first stage of NOGD and FORKS, which collect Budget support vectors
+// before building their feature maps from them.
+type supportVectors struct {
+	sv []float64 // n x d
+	a  []float64 // coefficients
+}
+
+// kogd returns f(x).
+func (s *supportVectors) kogd(k kernel.Kernel, d int, x []float64) float64 {
 	var f float64
-	d := n.cfg.Dim
-	for i, a := range n.a {
-		f += a * n.cfg.Kernel.Eval(n.sv[i*d:(i+1)*d], x)
+	for i, a := range s.a {
+		f += a * k.Eval(s.sv[i*d:(i+1)*d], x)
 	}
 	return f
+}
+
+// kogdStep is one OGD step with step size eta: when the loss at x is
+// positive, x becomes a support vector with coefficient -eta * loss'(f(x), y).
+// It reports whether the budget is now full.
+func (s *supportVectors) kogdStep(k kernel.Kernel, d int, loss Loss, eta float64, budget int, x []float64, y float64) (full bool) {
+	f := s.kogd(k, d, x)
+	if loss.Value(f, y) <= 0 {
+		return false
+	}
+	s.sv = append(s.sv, x...)
+	s.a = append(s.a, -eta*loss.Deriv(f, y))
+	return len(s.a) == budget
 }
 
 func (n *NOGD) features(x []float64) {
@@ -193,7 +213,7 @@ func (n *NOGD) features(x []float64) {
 // Predict returns f_t(x).
 func (n *NOGD) Predict(x []float64) float64 {
 	if !n.built {
-		return n.kogd(x)
+		return n.kogd(n.cfg.Kernel, n.cfg.Dim, x)
 	}
 	n.features(x)
 	return dot(n.w, n.z)
@@ -205,13 +225,8 @@ func (n *NOGD) Learn(x []float64, y float64) error {
 		return err
 	}
 	if !n.built {
-		f := n.kogd(x)
-		if n.cfg.Loss.Value(f, y) > 0 {
-			n.sv = append(n.sv, x...)
-			n.a = append(n.a, -n.cfg.Eta*n.cfg.Loss.Deriv(f, y))
-			if len(n.a) == n.cfg.Budget {
-				return n.build()
-			}
+		if n.kogdStep(n.cfg.Kernel, n.cfg.Dim, n.cfg.Loss, n.cfg.Eta, n.cfg.Budget, x, y) {
+			return n.build()
 		}
 		return nil
 	}
