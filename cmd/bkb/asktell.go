@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/bkb-go/bkb/objectives"
-	"github.com/bkb-go/bkb/study"
+	"github.com/bkb-go/bkb/storage"
 )
 
 // lockWait bounds how long ask and tell wait for a study that another
@@ -22,7 +22,7 @@ const lockWait = 30 * time.Second
 
 // openStudyWait is openStudy that retries while the study is locked by
 // another process (parallel workers driving one study).
-func openStudyWait(ctx context.Context, path string, stderr io.Writer) (*study.Journal, *studyConfig, []study.Record, error) {
+func openStudyWait(ctx context.Context, path string, stderr io.Writer) (*storage.Journal, *studyConfig, []storage.Record, error) {
 	deadline := time.Now().Add(lockWait)
 	delay := 5 * time.Millisecond
 	for {
@@ -138,7 +138,7 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		x := append([]float64(nil), arms.RawRowView(arm)...)
 		trial := len(trials)
-		if err := j.Append(study.Record{Kind: study.KindAsk, Trial: trial, Arm: arm, X: x}); err != nil {
+		if err := j.Append(storage.Record{Kind: storage.KindAsk, Trial: trial, Arm: arm, X: x}); err != nil {
 			return trimPkg(err)
 		}
 		trials = append(trials, &trialState{Trial: trial, Arm: arm, X: x, Status: "pending"})
@@ -204,7 +204,7 @@ func runTell(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer j.Close()
 	st := j.State()
-	var t *study.Record
+	var t *storage.Record
 	for i := range st.Pending {
 		if st.Pending[i].Trial == *trial {
 			t = &st.Pending[i]
@@ -214,7 +214,7 @@ func runTell(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		for _, c := range st.Completed {
 			if c.Trial == *trial {
 				status := "complete"
-				if c.Kind == study.KindFail {
+				if c.Kind == storage.KindFail {
 					status = "failed"
 				}
 				return fmt.Errorf("trial %d is already %s", *trial, status)
@@ -222,9 +222,9 @@ func runTell(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		return fmt.Errorf("study %s has no trial %d (%d trials asked so far)", *path, *trial, st.NextTrial)
 	}
-	rec := study.Record{Kind: study.KindTell, Trial: t.Trial, Arm: t.Arm, X: t.X, Seconds: *seconds}
+	rec := storage.Record{Kind: storage.KindTell, Trial: t.Trial, Arm: t.Arm, X: t.X, Seconds: *seconds}
 	if fs.Changed("failed") {
-		rec.Kind, rec.Error = study.KindFail, *failed
+		rec.Kind, rec.Error = storage.KindFail, *failed
 	} else {
 		rec.Y = &y
 	}
@@ -251,7 +251,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := of.check(); err != nil {
 		return err
 	}
-	h, records, err := study.ReadFile(*path)
+	h, records, err := storage.ReadFile(*path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return usagef("study %s does not exist", *path)

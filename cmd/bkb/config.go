@@ -682,7 +682,7 @@ func splitCommand(s string) ([]string, error) {
 // prefixes its own "bkb: ".
 func trimPkg(err error) error {
 	msg := err.Error()
-	for _, p := range []string{"objectives: ", "study: ", "bandit: ", "kernel: "} {
+	for _, p := range []string{"objectives: ", "study: ", "storage: ", "bandit: ", "kernel: "} {
 		msg = strings.TrimPrefix(msg, p)
 	}
 	return errors.New(msg)

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bkb-go/bkb/study"
+	"github.com/bkb-go/bkb/storage"
 )
 
 // pluginArgs are the optimize flags for the Branin test plugin.
@@ -22,9 +22,9 @@ func pluginArgs(t *testing.T, studyPath string, budget int) []string {
 }
 
 // readJournal returns the records of a journal.
-func readJournal(t *testing.T, path string) []study.Record {
+func readJournal(t *testing.T, path string) []storage.Record {
 	t.Helper()
-	_, recs, err := study.ReadFile(path)
+	_, recs, err := storage.ReadFile(path)
 	if err != nil {
 		t.Fatalf("reading journal: %v", err)
 	}
@@ -41,14 +41,14 @@ func checkJournal(t *testing.T, path string, budget int) (arms []int, failed int
 	arms = make([]int, budget)
 	for _, r := range readJournal(t, path) {
 		switch r.Kind {
-		case study.KindAsk:
+		case storage.KindAsk:
 			asked[r.Trial]++
 			if r.Trial >= 0 && r.Trial < budget {
 				arms[r.Trial] = r.Arm
 			}
-		case study.KindTell, study.KindFail:
+		case storage.KindTell, storage.KindFail:
 			finished[r.Trial]++
-			if r.Kind == study.KindFail {
+			if r.Kind == storage.KindFail {
 				failed++
 			}
 		}
@@ -111,7 +111,7 @@ func TestPluginFailures(t *testing.T) {
 				t.Errorf("journal has %d failed trials, want 1", failed)
 			}
 			for _, rec := range readJournal(t, path) {
-				if rec.Kind == study.KindFail && (rec.Trial != 3 || !strings.Contains(rec.Error, c.want)) {
+				if rec.Kind == storage.KindFail && (rec.Trial != 3 || !strings.Contains(rec.Error, c.want)) {
 					t.Errorf("fail record: trial %d error %q, want trial 3 mentioning %q", rec.Trial, rec.Error, c.want)
 				}
 			}
@@ -185,7 +185,7 @@ func TestKillAndResume(t *testing.T) {
 	cmd.Wait()
 	before := 0
 	for _, r := range readJournal(t, path) {
-		if r.Kind == study.KindTell {
+		if r.Kind == storage.KindTell {
 			before++
 		}
 	}

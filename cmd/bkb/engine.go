@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/bkb-go/bkb/bandit"
-	"github.com/bkb-go/bkb/study"
+	"github.com/bkb-go/bkb/storage"
 )
 
 // engine turns a study configuration and the events of a study (asks,
@@ -247,12 +247,12 @@ type trialLog struct {
 
 // apply adds record number i (0-based) and returns the trial it concerns.
 // It rejects records that contradict the ones before.
-func (l *trialLog) apply(i int, r study.Record, nArms int) (*trialState, error) {
+func (l *trialLog) apply(i int, r storage.Record, nArms int) (*trialState, error) {
 	if l.byTrial == nil {
 		l.byTrial = map[int]*trialState{}
 	}
 	switch r.Kind {
-	case study.KindAsk:
+	case storage.KindAsk:
 		if r.Trial != len(l.trials) {
 			return nil, fmt.Errorf("journal record %d: ask for trial %d, want trial %d", i+1, r.Trial, len(l.trials))
 		}
@@ -263,7 +263,7 @@ func (l *trialLog) apply(i int, r study.Record, nArms int) (*trialState, error) 
 		l.trials = append(l.trials, ts)
 		l.byTrial[r.Trial] = ts
 		return ts, nil
-	case study.KindTell, study.KindFail:
+	case storage.KindTell, storage.KindFail:
 		ts := l.byTrial[r.Trial]
 		switch {
 		case ts == nil:
@@ -274,7 +274,7 @@ func (l *trialLog) apply(i int, r study.Record, nArms int) (*trialState, error) 
 			return nil, fmt.Errorf("journal record %d: trial %d: %s for arm %d, asked for arm %d", i+1, r.Trial, r.Kind, r.Arm, ts.Arm)
 		}
 		ts.Seconds, ts.Time = r.Seconds, r.Time
-		if r.Kind == study.KindTell {
+		if r.Kind == storage.KindTell {
 			ts.Status, ts.Value = "complete", *r.Y
 		} else {
 			ts.Status, ts.Error = "failed", r.Error
@@ -288,7 +288,7 @@ func (l *trialLog) apply(i int, r study.Record, nArms int) (*trialState, error) 
 // trials in trial order. An ask whose arm is not the one the engine would
 // choose (a journal written by another build, or edited) is counted in
 // diverged; the journal's arm is used all the same.
-func (e *engine) replay(records []study.Record) (trials []*trialState, diverged int, err error) {
+func (e *engine) replay(records []storage.Record) (trials []*trialState, diverged int, err error) {
 	var log trialLog
 	for i, r := range records {
 		ts, err := log.apply(i, r, e.n)
@@ -296,7 +296,7 @@ func (e *engine) replay(records []study.Record) (trials []*trialState, diverged 
 			return nil, 0, err
 		}
 		switch r.Kind {
-		case study.KindAsk:
+		case storage.KindAsk:
 			arm, err := e.Ask()
 			if err != nil {
 				return nil, 0, err
@@ -304,7 +304,7 @@ func (e *engine) replay(records []study.Record) (trials []*trialState, diverged 
 			if arm != r.Arm {
 				diverged++
 			}
-		case study.KindTell:
+		case storage.KindTell:
 			if err := e.Tell(ts.Trial, ts.Arm, ts.Value); err != nil {
 				return nil, 0, err
 			}

@@ -10,16 +10,16 @@ import (
 	"os"
 	"time"
 
-	"github.com/bkb-go/bkb/study"
+	"github.com/bkb-go/bkb/storage"
 )
 
 // journal appends records to a study file, or only keeps them in memory
 // when there is none.
 type journal struct {
-	j *study.Journal
+	j *storage.Journal
 }
 
-func (j *journal) append(r study.Record) error {
+func (j *journal) append(r storage.Record) error {
 	if j.j == nil {
 		return nil
 	}
@@ -35,10 +35,10 @@ func (j *journal) close() error {
 
 // openStudy opens an existing study journal for appending and decodes its
 // configuration.
-func openStudy(path string, stderr io.Writer) (*study.Journal, *studyConfig, []study.Record, error) {
-	j, records, err := study.Open(path)
+func openStudy(path string, stderr io.Writer) (*storage.Journal, *studyConfig, []storage.Record, error) {
+	j, records, err := storage.Open(path)
 	if err != nil {
-		if errors.Is(err, study.ErrLocked) {
+		if errors.Is(err, storage.ErrLocked) {
 			return nil, nil, nil, fmt.Errorf("study %s is in use by another bkb process", path)
 		}
 		if errors.Is(err, os.ErrNotExist) {
@@ -58,7 +58,7 @@ func openStudy(path string, stderr io.Writer) (*study.Journal, *studyConfig, []s
 }
 
 // createStudy writes a new journal with cfg in its header.
-func createStudy(path string, cfg *studyConfig) (*study.Journal, error) {
+func createStudy(path string, cfg *studyConfig) (*storage.Journal, error) {
 	if _, err := os.Stat(path); err == nil {
 		return nil, usagef("study %s already exists: continue it with --resume, or choose another file", path)
 	}
@@ -66,7 +66,7 @@ func createStudy(path string, cfg *studyConfig) (*study.Journal, error) {
 	if err != nil {
 		return nil, err
 	}
-	j, err := study.Create(path, study.Header{Config: raw})
+	j, err := storage.Create(path, storage.Header{Config: raw})
 	if err != nil {
 		return nil, trimPkg(err)
 	}
@@ -104,7 +104,7 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 
 	var cfg *studyConfig
-	var records []study.Record
+	var records []storage.Record
 	jr := &journal{}
 	defer jr.close()
 	if *resume {
@@ -220,7 +220,7 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			if fatalEvalError(err) {
 				return fmt.Errorf("trial %d: %v%s", t.Trial, err, resumeHint(*studyPath, "; fix the plugin and continue with"))
 			}
-			if err := jr.append(study.Record{Kind: study.KindFail, Trial: t.Trial, Arm: t.Arm, X: t.X, Error: err.Error(), Seconds: secs}); err != nil {
+			if err := jr.append(storage.Record{Kind: storage.KindFail, Trial: t.Trial, Arm: t.Arm, X: t.X, Error: err.Error(), Seconds: secs}); err != nil {
 				return trimPkg(err)
 			}
 			t.Status, t.Error, t.Seconds = "failed", err.Error(), secs
@@ -243,7 +243,7 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			}
 			return nil
 		}
-		if err := jr.append(study.Record{Kind: study.KindTell, Trial: t.Trial, Arm: t.Arm, X: t.X, Y: &v, Seconds: secs}); err != nil {
+		if err := jr.append(storage.Record{Kind: storage.KindTell, Trial: t.Trial, Arm: t.Arm, X: t.X, Y: &v, Seconds: secs}); err != nil {
 			return trimPkg(err)
 		}
 		t.Status, t.Value, t.Seconds = "complete", v, secs
@@ -277,7 +277,7 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 				return err
 			}
 			t := &trialState{Trial: len(trials), Arm: arm, X: append([]float64(nil), arms.RawRowView(arm)...), Status: "pending", Value: math.NaN()}
-			if err := jr.append(study.Record{Kind: study.KindAsk, Trial: t.Trial, Arm: arm, X: t.X}); err != nil {
+			if err := jr.append(storage.Record{Kind: storage.KindAsk, Trial: t.Trial, Arm: arm, X: t.X}); err != nil {
 				return trimPkg(err)
 			}
 			trials = append(trials, t)

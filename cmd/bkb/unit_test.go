@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/bkb-go/bkb/objectives"
-	"github.com/bkb-go/bkb/study"
+	"github.com/bkb-go/bkb/storage"
 )
 
 func testConfig(policy string, budget int) *studyConfig {
@@ -36,27 +36,27 @@ func TestEngineReplay(t *testing.T) {
 		}
 		f := cfg.function()
 		live := newEngine(cfg, arms)
-		var recs []study.Record
+		var recs []storage.Record
 		for trial := 0; trial < 30; trial++ {
 			arm, err := live.Ask()
 			if err != nil {
 				t.Fatal(err)
 			}
 			x := arms.RawRowView(arm)
-			recs = append(recs, study.Record{Kind: study.KindAsk, Trial: trial, Arm: arm, X: x})
+			recs = append(recs, storage.Record{Kind: storage.KindAsk, Trial: trial, Arm: arm, X: x})
 			if trial%9 == 4 {
-				recs = append(recs, study.Record{Kind: study.KindFail, Trial: trial, Arm: arm, X: x, Error: "boom"})
+				recs = append(recs, storage.Record{Kind: storage.KindFail, Trial: trial, Arm: arm, X: x, Error: "boom"})
 				continue
 			}
 			y := f.Value(x)
-			recs = append(recs, study.Record{Kind: study.KindTell, Trial: trial, Arm: arm, X: x, Y: &y})
+			recs = append(recs, storage.Record{Kind: storage.KindTell, Trial: trial, Arm: arm, X: x, Y: &y})
 			if err := live.Tell(trial, arm, y); err != nil {
 				t.Fatal(err)
 			}
 		}
 		// One pending ask, as a killed run leaves it.
 		arm, _ := live.Ask()
-		recs = append(recs, study.Record{Kind: study.KindAsk, Trial: 30, Arm: arm, X: arms.RawRowView(arm)})
+		recs = append(recs, storage.Record{Kind: storage.KindAsk, Trial: 30, Arm: arm, X: arms.RawRowView(arm)})
 
 		replayed := newEngine(cfg, arms)
 		trials, diverged, err := replayed.replay(recs)
@@ -86,13 +86,13 @@ func TestReplayRejectsContradictions(t *testing.T) {
 	arms, _ := cfg.buildArms()
 	y := 1.0
 	x := []float64{0, 0}
-	for name, recs := range map[string][]study.Record{
-		"tell before ask": {{Kind: study.KindTell, Trial: 0, Arm: 1, X: x, Y: &y}},
-		"skipped trial":   {{Kind: study.KindAsk, Trial: 1, Arm: 1, X: x}},
-		"arm out of set":  {{Kind: study.KindAsk, Trial: 0, Arm: 9999, X: x}},
-		"told twice": {{Kind: study.KindAsk, Trial: 0, Arm: 1, X: x}, {Kind: study.KindTell, Trial: 0, Arm: 1, X: x, Y: &y},
-			{Kind: study.KindTell, Trial: 0, Arm: 1, X: x, Y: &y}},
-		"other arm": {{Kind: study.KindAsk, Trial: 0, Arm: 1, X: x}, {Kind: study.KindTell, Trial: 0, Arm: 2, X: x, Y: &y}},
+	for name, recs := range map[string][]storage.Record{
+		"tell before ask": {{Kind: storage.KindTell, Trial: 0, Arm: 1, X: x, Y: &y}},
+		"skipped trial":   {{Kind: storage.KindAsk, Trial: 1, Arm: 1, X: x}},
+		"arm out of set":  {{Kind: storage.KindAsk, Trial: 0, Arm: 9999, X: x}},
+		"told twice": {{Kind: storage.KindAsk, Trial: 0, Arm: 1, X: x}, {Kind: storage.KindTell, Trial: 0, Arm: 1, X: x, Y: &y},
+			{Kind: storage.KindTell, Trial: 0, Arm: 1, X: x, Y: &y}},
+		"other arm": {{Kind: storage.KindAsk, Trial: 0, Arm: 1, X: x}, {Kind: storage.KindTell, Trial: 0, Arm: 2, X: x, Y: &y}},
 	} {
 		if _, _, err := newEngine(cfg, arms).replay(recs); err == nil {
 			t.Errorf("%s: no error", name)

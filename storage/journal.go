@@ -1,4 +1,5 @@
-// Package study keeps the durable journal of an optimization study: a
+// Package storage keeps the events of optimization studies behind the
+// [Storage] interface. Its embedded default is the durable journal: a
 // JSON-lines file whose first line is a [Header] and whose other lines are
 // [Record] values appended, and fsynced, as they happen. A study killed at
 // any moment can be resumed from its journal: [Open] returns every record,
@@ -24,7 +25,7 @@
 // O_EXCL and removed by Close), which a crash can leave behind: remove it by
 // hand once no process uses the journal. [Read] and [ReadFile] take no lock
 // and may run while a writer appends.
-package study
+package storage
 
 import (
 	"bufio"
@@ -49,6 +50,10 @@ const (
 	KindAsk  = "ask"  // a point was handed out for evaluation (pending)
 	KindTell = "tell" // an evaluation completed with value Y
 	KindFail = "fail" // an evaluation failed with Error
+	// KindEnqueue reserves a trial for a given point, to be handed out by
+	// an ask of the same trial and point before any new suggestion (a warm
+	// start, or a trial of a stopped worker evaluated again).
+	KindEnqueue = "enqueue"
 )
 
 // ErrLocked is returned by Create and Open when another Journal (in this or
@@ -64,10 +69,16 @@ type Header struct {
 
 // Record is one event of a study.
 type Record struct {
-	Kind    string    `json:"kind"`              // KindAsk, KindTell or KindFail
-	Trial   int       `json:"trial"`             // 0-based trial number
-	Arm     int       `json:"arm"`               // arm index, -1 if the point is not an arm
-	X       []float64 `json:"x"`                 // the point
+	Kind  string    `json:"kind"`  // KindAsk, KindTell, KindFail or KindEnqueue
+	Trial int       `json:"trial"` // 0-based trial number
+	Arm   int       `json:"arm"`   // arm index, -1 if the point is not an arm
+	X     []float64 `json:"x"`     // the point
+	// Params are the point's parameters by name, each in its own type
+	// (written by the study layer for people and plugins; replay uses X).
+	Params json.RawMessage `json:"params,omitempty"`
+	// Worker identifies the process that asked the trial
+	// ("host:pid:nonce"), so that a trial whose worker died can be found.
+	Worker  string    `json:"worker,omitempty"`
 	Y       *float64  `json:"y,omitempty"`       // the value; tell only
 	Error   string    `json:"error,omitempty"`   // the failure; fail only
 	Time    time.Time `json:"time"`              // when the event happened
@@ -79,11 +90,11 @@ type Record struct {
 // Error except on fail, and a finite, non-negative Seconds.
 func (r Record) Validate() error {
 	switch r.Kind {
-	case KindAsk, KindTell, KindFail:
+	case KindAsk, KindTell, KindFail, KindEnqueue:
 	case "":
 		return errors.New(`missing "kind"`)
 	default:
-		return fmt.Errorf("unknown kind %q (want ask, tell or fail)", r.Kind)
+		return fmt.Errorf("unknown kind %q (want ask, tell, fail or enqueue)", r.Kind)
 	}
 	if r.Trial < 0 {
 		return fmt.Errorf("negative trial %d", r.Trial)
@@ -268,7 +279,7 @@ func Read(r io.Reader) (Header, []Record, error) {
 func ReadFile(path string) (Header, []Record, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return Header{}, nil, fmt.Errorf("study: %w", err)
+		return Header{}, nil, fmt.Errorf("storage: %w", err)
 	}
 	defer f.Close()
 	p, err := parse(path, f)
@@ -300,7 +311,7 @@ func Create(path string, h Header) (*Journal, error) {
 		h.Version = Version
 	}
 	if h.Version != Version {
-		return nil, fmt.Errorf("study: create %s: unsupported version %d", path, h.Version)
+		return nil, fmt.Errorf("storage: create %s: unsupported version %d", path, h.Version)
 	}
 	if h.Created.IsZero() {
 		h.Created = time.Now()
@@ -311,24 +322,24 @@ func Create(path string, h Header) (*Journal, error) {
 	}
 	line, err := json.Marshal(h)
 	if err != nil {
-		return nil, fmt.Errorf("study: create %s: header: %w", path, err)
+		return nil, fmt.Errorf("storage: create %s: header: %w", path, err)
 	}
 	line = append(line, '\n')
 
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("study: create journal: %w", err)
+		return nil, fmt.Errorf("storage: create journal: %w", err)
 	}
 	unlock, err := lock(f)
 	if err != nil {
 		_ = f.Close()
-		return nil, fmt.Errorf("study: create %s: %w", path, err)
+		return nil, fmt.Errorf("storage: create %s: %w", path, err)
 	}
 	fail := func(err error) (*Journal, error) {
 		_ = unlock()
 		_ = f.Close()
 		_ = os.Remove(path)
-		return nil, fmt.Errorf("study: create %s: %w", path, err)
+		return nil, fmt.Errorf("storage: create %s: %w", path, err)
 	}
 	if _, err := f.Write(line); err != nil {
 		return fail(err)
@@ -361,12 +372,12 @@ func syncDir(path string) {
 func Open(path string) (*Journal, []Record, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
-		return nil, nil, fmt.Errorf("study: open journal: %w", err)
+		return nil, nil, fmt.Errorf("storage: open journal: %w", err)
 	}
 	unlock, err := lock(f)
 	if err != nil {
 		_ = f.Close()
-		return nil, nil, fmt.Errorf("study: open %s: %w", path, err)
+		return nil, nil, fmt.Errorf("storage: open %s: %w", path, err)
 	}
 	fail := func(err error) (*Journal, []Record, error) {
 		_ = unlock()
@@ -386,13 +397,13 @@ func Open(path string) (*Journal, []Record, error) {
 	j := &Journal{f: f, path: path, header: p.header, size: p.validEnd, tracker: tr, unlock: unlock}
 	if p.dropped != "" {
 		if err := f.Truncate(p.validEnd); err != nil {
-			return fail(fmt.Errorf("study: %s: truncate incomplete final line: %w", path, err))
+			return fail(fmt.Errorf("storage: %s: truncate incomplete final line: %w", path, err))
 		}
 		j.recovered = p.dropped
 	}
 	if p.needsLF {
 		if _, err := f.Write([]byte{'\n'}); err != nil {
-			return fail(fmt.Errorf("study: %s: terminate final line: %w", path, err))
+			return fail(fmt.Errorf("storage: %s: terminate final line: %w", path, err))
 		}
 		j.size++
 		if j.recovered == "" {
@@ -401,7 +412,7 @@ func Open(path string) (*Journal, []Record, error) {
 	}
 	if j.recovered != "" {
 		if err := f.Sync(); err != nil {
-			return fail(fmt.Errorf("study: %s: %w", path, err))
+			return fail(fmt.Errorf("storage: %s: %w", path, err))
 		}
 	}
 	return j, p.records, nil
@@ -440,29 +451,29 @@ func (j *Journal) Append(r Record) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
-		return fmt.Errorf("study: append to %s: journal is closed", j.path)
+		return fmt.Errorf("storage: append to %s: journal is closed", j.path)
 	}
 	if r.Time.IsZero() {
 		r.Time = time.Now()
 	}
 	r.Time = r.Time.UTC()
 	if err := r.Validate(); err != nil {
-		return fmt.Errorf("study: append to %s: invalid %s record for trial %d: %w", j.path, r.Kind, r.Trial, err)
+		return fmt.Errorf("storage: append to %s: invalid %s record for trial %d: %w", j.path, r.Kind, r.Trial, err)
 	}
 	if err := j.tracker.check(r); err != nil {
-		return fmt.Errorf("study: append to %s: %w", j.path, err)
+		return fmt.Errorf("storage: append to %s: %w", j.path, err)
 	}
 	line, err := json.Marshal(r)
 	if err != nil {
-		return fmt.Errorf("study: append to %s: %w", j.path, err)
+		return fmt.Errorf("storage: append to %s: %w", j.path, err)
 	}
 	line = append(line, '\n')
 	if _, err := j.f.Write(line); err != nil {
 		_ = j.f.Truncate(j.size)
-		return fmt.Errorf("study: append to %s: %w", j.path, err)
+		return fmt.Errorf("storage: append to %s: %w", j.path, err)
 	}
 	if err := j.f.Sync(); err != nil {
-		return fmt.Errorf("study: append to %s: sync: %w", j.path, err)
+		return fmt.Errorf("storage: append to %s: sync: %w", j.path, err)
 	}
 	j.size += int64(len(line))
 	_ = j.tracker.add(r) // cannot fail: checked above
@@ -479,10 +490,10 @@ func (j *Journal) Close() error {
 	j.closed = true
 	uerr := j.unlock()
 	if err := j.f.Close(); err != nil {
-		return fmt.Errorf("study: close %s: %w", j.path, err)
+		return fmt.Errorf("storage: close %s: %w", j.path, err)
 	}
 	if uerr != nil {
-		return fmt.Errorf("study: close %s: unlock: %w", j.path, uerr)
+		return fmt.Errorf("storage: close %s: unlock: %w", j.path, uerr)
 	}
 	return nil
 }

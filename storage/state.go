@@ -1,4 +1,4 @@
-package study
+package storage
 
 import (
 	"fmt"
@@ -14,6 +14,9 @@ type State struct {
 	// neither a tell nor a fail: evaluations that were handed out and never
 	// finished (typically because the study was interrupted).
 	Pending []Record
+	// Waiting holds, ordered by trial, the enqueue records of trials not
+	// asked yet: points to hand out before any new suggestion.
+	Waiting []Record
 	// NextTrial is one more than the largest trial number seen, 0 when
 	// there are no records: the number to give the next new trial.
 	NextTrial int
@@ -50,10 +53,10 @@ func Summarize(records []Record) (State, error) {
 	t := newTracker()
 	for i, r := range records {
 		if err := r.Validate(); err != nil {
-			return State{}, fmt.Errorf("study: records[%d]: invalid %s record for trial %d: %w", i, r.Kind, r.Trial, err)
+			return State{}, fmt.Errorf("storage: records[%d]: invalid %s record for trial %d: %w", i, r.Kind, r.Trial, err)
 		}
 		if err := t.add(r); err != nil {
-			return State{}, fmt.Errorf("study: records[%d]: %w", i, err)
+			return State{}, fmt.Errorf("storage: records[%d]: %w", i, err)
 		}
 	}
 	return t.state(), nil
@@ -63,6 +66,7 @@ func Summarize(records []Record) (State, error) {
 type tracker struct {
 	dim       int
 	pending   map[int]Record // trial -> ask
+	waiting   map[int]Record // trial -> enqueue, not asked yet
 	done      map[int]string // trial -> kind of its completion
 	completed []Record
 	next      int
@@ -71,13 +75,31 @@ type tracker struct {
 }
 
 func newTracker() *tracker {
-	return &tracker{pending: make(map[int]Record), done: make(map[int]string)}
+	return &tracker{pending: make(map[int]Record), waiting: make(map[int]Record), done: make(map[int]string)}
 }
 
 // check reports whether r may follow the records added so far.
 func (t *tracker) check(r Record) error {
 	if t.dim != 0 && len(r.X) != t.dim {
 		return fmt.Errorf("trial %d: %s x has %d coordinates, earlier records have %d", r.Trial, r.Kind, len(r.X), t.dim)
+	}
+	if r.Kind == KindEnqueue {
+		if _, ok := t.waiting[r.Trial]; ok || t.done[r.Trial] != "" || t.pending[r.Trial].Kind != "" {
+			return fmt.Errorf("trial %d: enqueue of a trial that exists", r.Trial)
+		}
+		if r.Trial < t.next {
+			return fmt.Errorf("trial %d: enqueue with a trial number below the next one (%d)", r.Trial, t.next)
+		}
+		return nil
+	}
+	if w, ok := t.waiting[r.Trial]; ok {
+		if r.Kind != KindAsk {
+			return fmt.Errorf("trial %d: %s of an enqueued trial that was never asked", r.Trial, r.Kind)
+		}
+		if !slices.Equal(w.X, r.X) {
+			return fmt.Errorf("trial %d: ask x %v, but the trial was enqueued with x %v", r.Trial, r.X, w.X)
+		}
+		return nil
 	}
 	if prev, ok := t.done[r.Trial]; ok {
 		if r.Kind == KindAsk {
@@ -109,7 +131,10 @@ func (t *tracker) add(r Record) error {
 	t.dim = len(r.X)
 	t.next = max(t.next, r.Trial+1)
 	switch r.Kind {
+	case KindEnqueue:
+		t.waiting[r.Trial] = r
 	case KindAsk:
+		delete(t.waiting, r.Trial)
 		if _, ok := t.pending[r.Trial]; !ok {
 			t.pending[r.Trial] = r
 		}
@@ -139,6 +164,11 @@ func (t *tracker) state() State {
 	for _, r := range t.pending {
 		s.Pending = append(s.Pending, r)
 	}
-	slices.SortFunc(s.Pending, func(a, b Record) int { return a.Trial - b.Trial })
+	for _, r := range t.waiting {
+		s.Waiting = append(s.Waiting, r)
+	}
+	byTrial := func(a, b Record) int { return a.Trial - b.Trial }
+	slices.SortFunc(s.Pending, byTrial)
+	slices.SortFunc(s.Waiting, byTrial)
 	return s
 }

@@ -1,4 +1,4 @@
-package study
+package storage
 
 import (
 	"bytes"
@@ -451,4 +451,35 @@ func FuzzRead(f *testing.F) {
 		}
 		_, _ = Summarize(recs) // must not panic either
 	})
+}
+
+func TestSummarizeEnqueue(t *testing.T) {
+	t.Parallel()
+	y := 1.5
+	enq := Record{Kind: KindEnqueue, Trial: 0, Arm: -1, X: []float64{0.5}}
+	ask := Record{Kind: KindAsk, Trial: 0, Arm: -1, X: []float64{0.5}}
+	tell := Record{Kind: KindTell, Trial: 0, Arm: -1, X: []float64{0.5}, Y: &y}
+	s, err := Summarize([]Record{enq})
+	if err != nil || len(s.Waiting) != 1 || len(s.Pending) != 0 || s.NextTrial != 1 {
+		t.Fatalf("after enqueue: %+v, %v", s, err)
+	}
+	s, err = Summarize([]Record{enq, ask})
+	if err != nil || len(s.Waiting) != 0 || len(s.Pending) != 1 {
+		t.Fatalf("after ask: %+v, %v", s, err)
+	}
+	if s, err = Summarize([]Record{enq, ask, tell}); err != nil || s.Tells != 1 {
+		t.Fatalf("after tell: %+v, %v", s, err)
+	}
+	other := ask
+	other.X = []float64{0.25}
+	for name, recs := range map[string][]Record{
+		"tell before ask":   {enq, tell},
+		"ask another point": {enq, other},
+		"enqueue twice":     {enq, enq},
+		"enqueue an asked":  {ask, enq},
+	} {
+		if _, err := Summarize(recs); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
 }
