@@ -62,9 +62,10 @@ var ErrLocked = errors.New("journal is in use by another process")
 
 // Header is the first line of a journal.
 type Header struct {
-	Version int             `json:"version"` // format version, 1
-	Created time.Time       `json:"created"` // creation time (UTC)
-	Config  json.RawMessage `json:"config"`  // opaque study configuration, owned by the caller
+	Version int             `json:"version"`        // format version, 1
+	Created time.Time       `json:"created"`        // creation time (UTC)
+	Name    string          `json:"name,omitempty"` // the study's name in its storage
+	Config  json.RawMessage `json:"config"`         // opaque study configuration, owned by the caller
 }
 
 // Record is one event of a study.
