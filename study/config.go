@@ -1,0 +1,522 @@
+package study
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/csv"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/bkb-go/bkb/acquisition"
+	"github.com/bkb-go/bkb/bandit"
+	"github.com/bkb-go/bkb/kernel"
+	"github.com/bkb-go/bkb/objectives"
+)
+
+// Defaults of a study, the same for Go callers and the command line: a
+// zero field of Config takes these values in Config.Normalize.
+const (
+	DefaultPolicy      = "bkb"
+	DefaultArms        = "sobol"
+	DefaultArmCount    = 1024
+	DefaultKernel      = "rbf"
+	DefaultLengthScale = 0.2   // on the unit box
+	DefaultLambda      = 0.001 // GP noise variance on the standardized scale
+	DefaultQbar        = 2.0
+	DefaultBeta        = "2" // UCB exploration on the GP scale, for every policy
+)
+
+// Policies, arm sets and kernels a Config may name.
+var (
+	PolicyNames = []string{"bkb", "gp-ucb", "thompson", "ei", "random", "bkb-thompson"}
+	ArmKinds    = []string{"sobol", "lhs", "random", "grid", "csv"}
+	KernelNames = []string{"rbf", "matern12", "matern32", "matern52"}
+)
+
+// Direction says whether a study minimizes or maximizes its objective.
+type Direction string
+
+// Directions.
+const (
+	Minimize Direction = "minimize"
+	Maximize Direction = "maximize"
+)
+
+// Config is everything that determines a study. It is stored with the
+// study, so that every process that loads the study (a resumed run, a
+// worker on another machine, `bkb ask`) rebuilds the same candidates and
+// policy from it, and the same events give the same suggestions. The zero
+// value of every field means its default (see Normalize).
+type Config struct {
+	Space     Space     `json:"space"`
+	Direction Direction `json:"direction"`
+	// Policy is one of PolicyNames.
+	Policy string `json:"policy"`
+	// Arms is how the candidate set is built from the space.
+	Arms Arms `json:"arms"`
+	// Kernel is the GP prior on the encoded unit box.
+	Kernel Kernel `json:"kernel"`
+	// Lambda is the GP noise variance on the standardized scale.
+	Lambda float64 `json:"lambda"`
+	// Qbar is BKB's oversampling parameter.
+	Qbar float64 `json:"qbar"`
+	// Beta is the UCB exploration: a number (the GP scale, for every
+	// policy), "srinivas[:delta]", "bkb-theorem" or "batch-bkb".
+	Beta string `json:"beta"`
+	// Incremental selects BKB's incremental dictionary resampling.
+	Incremental bool `json:"incremental,omitempty"`
+	// Budget caps the number of trials, failed ones included (0: none).
+	Budget int `json:"budget"`
+	// Seed seeds the arm set (unless Arms.Seed is set), the initial design
+	// and the policy: the same seed gives the same study.
+	Seed uint64 `json:"seed"`
+	// Init is the size of the initial design: distinct random arms asked
+	// before the policy starts (0: max(5, d+1)).
+	Init int `json:"init"`
+	// RawValues tells the GP raw values instead of values standardized by
+	// the initial design.
+	RawValues bool `json:"raw_values,omitempty"`
+	// FitEvery refits the length scale every k completed evaluations
+	// (0: never).
+	FitEvery int `json:"fit_every,omitempty"`
+	// MaxFailures stops Optimize after this many failed trials (0: never).
+	MaxFailures int `json:"max_failures"`
+	// Objective is opaque to the study: a tool that runs the objective
+	// itself (the command line) stores here how to run it.
+	Objective json.RawMessage `json:"objective,omitempty"`
+}
+
+// Arms says how the finite candidate set is built from the space.
+type Arms struct {
+	Kind   string `json:"kind"`              // one of ArmKinds
+	N      int    `json:"n,omitempty"`       // sobol, lhs, random: number of points
+	PerDim int    `json:"per_dim,omitempty"` // grid: points per parameter
+	File   string `json:"file,omitempty"`    // csv: absolute path
+	SHA256 string `json:"sha256,omitempty"`  // csv: content hash, checked on load
+	Seed   uint64 `json:"seed"`
+}
+
+// Kernel is the GP prior's covariance on the encoded unit box.
+type Kernel struct {
+	Name        string  `json:"name"` // one of KernelNames
+	LengthScale float64 `json:"length_scale"`
+}
+
+// UnmarshalJSON reads a configuration, including those of journals written
+// before typed spaces ("standardize": false is RawValues).
+func (c *Config) UnmarshalJSON(b []byte) error {
+	type plain Config
+	var p struct {
+		plain
+		Standardize *bool `json:"standardize"`
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*c = Config(p.plain)
+	if p.Standardize != nil && !*p.Standardize {
+		c.RawValues = true
+	}
+	return nil
+}
+
+// Normalize fills in defaults and validates the configuration. A stored
+// configuration is normalized, so that later changes of the defaults do
+// not change existing studies.
+func (c *Config) Normalize() error {
+	if err := c.Space.Validate(); err != nil {
+		return err
+	}
+	switch c.Direction {
+	case "":
+		c.Direction = Minimize
+	case Minimize, Maximize:
+	default:
+		return fmt.Errorf("study: direction %q (want minimize or maximize)", c.Direction)
+	}
+	if c.Policy == "" {
+		c.Policy = DefaultPolicy
+	}
+	c.Policy = strings.ToLower(c.Policy)
+	if !slices.Contains(PolicyNames, c.Policy) {
+		return fmt.Errorf("study: unknown policy %q; valid: %s", c.Policy, strings.Join(PolicyNames, ", "))
+	}
+	if c.Arms.Kind == "" {
+		c.Arms.Kind = DefaultArms
+		if c.Arms.File != "" {
+			c.Arms.Kind = "csv"
+		}
+	}
+	c.Arms.Kind = strings.ToLower(c.Arms.Kind)
+	switch c.Arms.Kind {
+	case "sobol", "lhs", "random":
+		if c.Arms.N == 0 {
+			c.Arms.N = DefaultArmCount
+		}
+		if c.Arms.N < 0 {
+			return fmt.Errorf("study: number of arms must be positive, got %d", c.Arms.N)
+		}
+		if c.Arms.Kind == "sobol" && c.Space.Dim() > objectives.MaxSobolDim {
+			return fmt.Errorf("study: Sobol arms support at most %d parameters, the space has %d: use arms lhs or random", objectives.MaxSobolDim, c.Space.Dim())
+		}
+	case "grid":
+		if c.Arms.PerDim < 0 {
+			return fmt.Errorf("study: grid points per parameter must be positive, got %d", c.Arms.PerDim)
+		}
+		if c.Arms.PerDim == 0 {
+			n := c.Arms.N
+			if n <= 0 {
+				n = DefaultArmCount
+			}
+			c.Arms.PerDim = max(int(math.Floor(math.Pow(float64(n), 1/float64(c.Space.Dim()))+1e-9)), 1)
+		}
+		c.Arms.N = 0
+	case "csv":
+		if c.Arms.File == "" {
+			return errors.New("study: csv arms need a file")
+		}
+	default:
+		return fmt.Errorf("study: unknown arm set %q; valid: %s", c.Arms.Kind, strings.Join(ArmKinds, ", "))
+	}
+	if c.Arms.Seed == 0 {
+		c.Arms.Seed = c.Seed
+	}
+	if c.Kernel.Name == "" {
+		c.Kernel.Name = DefaultKernel
+	}
+	c.Kernel.Name = strings.ToLower(c.Kernel.Name)
+	if c.Kernel.LengthScale == 0 {
+		c.Kernel.LengthScale = DefaultLengthScale
+	}
+	if _, err := c.Kernel.build(c.Kernel.LengthScale); err != nil {
+		return err
+	}
+	if c.Lambda == 0 {
+		c.Lambda = DefaultLambda
+	}
+	if !(c.Lambda > 0) || math.IsInf(c.Lambda, 0) {
+		return fmt.Errorf("study: lambda must be positive, got %v", c.Lambda)
+	}
+	if c.Qbar == 0 {
+		c.Qbar = DefaultQbar
+	}
+	if !(c.Qbar > 0) || math.IsInf(c.Qbar, 0) {
+		return fmt.Errorf("study: qbar must be positive, got %v", c.Qbar)
+	}
+	if c.Beta == "" {
+		c.Beta = DefaultBeta
+	}
+	if _, _, err := c.betaSchedule(); err != nil {
+		return err
+	}
+	switch {
+	case c.Budget < 0:
+		return fmt.Errorf("study: budget must be >= 0, got %d", c.Budget)
+	case c.Init < 0:
+		return fmt.Errorf("study: init must be >= 0, got %d", c.Init)
+	case c.FitEvery < 0:
+		return fmt.Errorf("study: fit_every must be >= 0, got %d", c.FitEvery)
+	case c.MaxFailures < 0:
+		return fmt.Errorf("study: max_failures must be >= 0, got %d", c.MaxFailures)
+	}
+	if c.Init == 0 {
+		c.Init = max(5, c.Space.Dim()+1)
+	}
+	return nil
+}
+
+// minimize reports whether the study minimizes.
+func (c *Config) minimize() bool { return c.Direction != Maximize }
+
+// build returns the kernel with length scale l.
+func (k Kernel) build(l float64) (kernel.Kernel, error) {
+	if !(l > 0) || math.IsInf(l, 0) {
+		return nil, fmt.Errorf("study: length scale must be positive, got %v", l)
+	}
+	switch k.Name {
+	case "rbf", "gaussian", "se":
+		return kernel.RBF{LengthScale: l}, nil
+	case "matern12":
+		return kernel.Matern{Nu: 0.5, LengthScale: l}, nil
+	case "matern32":
+		return kernel.Matern{Nu: 1.5, LengthScale: l}, nil
+	case "matern52", "matern":
+		return kernel.Matern{Nu: 2.5, LengthScale: l}, nil
+	}
+	return nil, fmt.Errorf("study: unknown kernel %q; valid: %s", k.Name, strings.Join(KernelNames, ", "))
+}
+
+// betaSchedule parses Beta; gpScale reports whether BKB should use the
+// GP-scale variance (true for constants and Srinivas' schedule, which are
+// on the GP scale; false for the BKB theorem schedules).
+func (c *Config) betaSchedule() (b acquisition.Beta, gpScale bool, err error) {
+	name, arg, hasArg := strings.Cut(strings.ToLower(strings.TrimSpace(c.Beta)), ":")
+	xi := math.Sqrt(c.Lambda)
+	switch name {
+	case "srinivas", "gp-ucb":
+		d := 0.1
+		if hasArg {
+			if d, err = strconv.ParseFloat(arg, 64); err != nil || !(d > 0 && d < 1) {
+				return nil, false, fmt.Errorf("study: beta srinivas:DELTA needs 0 < DELTA < 1, got %q", arg)
+			}
+		}
+		return acquisition.GPUCBFinite{Delta: d}, true, nil
+	case "bkb-theorem", "theorem", "batch-bkb":
+		if c.Policy != "bkb" {
+			return nil, false, fmt.Errorf("study: beta %s is BKB's schedule; use it with policy bkb", name)
+		}
+		if name == "batch-bkb" {
+			return acquisition.BatchBKB{F: 1, Delta: 0.1, Xi: xi}, false, nil
+		}
+		return acquisition.BKBTheorem{F: 1, Delta: 0.1, Eps: 0.5, Xi: xi}, false, nil
+	}
+	v, perr := strconv.ParseFloat(name, 64)
+	if perr != nil || !(v >= 0) || math.IsInf(v, 0) {
+		return nil, false, fmt.Errorf("study: beta must be a number >= 0, 'srinivas[:delta]', 'bkb-theorem' or 'batch-bkb', got %q", c.Beta)
+	}
+	return acquisition.Constant(v), true, nil
+}
+
+// newPolicy builds the configured policy on the encoded arms with the
+// given length scale.
+func (c *Config) newPolicy(arms *mat.Dense, lengthScale float64) (bandit.Policy, error) {
+	n, _ := arms.Dims()
+	if c.Policy == "random" {
+		return bandit.NewRandom(n, c.Seed)
+	}
+	k, err := c.Kernel.build(lengthScale)
+	if err != nil {
+		return nil, err
+	}
+	beta, gpScale, err := c.betaSchedule()
+	if err != nil {
+		return nil, err
+	}
+	opt := bandit.Options{Kernel: k, Lambda: c.Lambda, Beta: beta, GPScale: gpScale, Qbar: c.Qbar,
+		Incremental: c.Incremental, Seed: c.Seed, Reserve: c.Budget}
+	switch c.Policy {
+	case "bkb":
+		return bandit.NewBKB(arms, opt)
+	case "gp-ucb":
+		return bandit.NewGPUCB(arms, opt)
+	case "thompson":
+		return bandit.NewThompson(arms, opt, false)
+	case "bkb-thompson":
+		return bandit.NewThompson(arms, opt, true)
+	case "ei":
+		return bandit.NewEI(arms, opt)
+	}
+	return nil, fmt.Errorf("study: unknown policy %q", c.Policy)
+}
+
+// BuildArms returns the candidate set of the configuration: one valid point
+// per row (a value per parameter), without duplicates. A CSV file whose
+// content changed since the study was created (Arms.SHA256) is an error;
+// the hash of a new study's file is recorded in c.
+func (c *Config) BuildArms() (*mat.Dense, error) {
+	p := c.Space.Dim()
+	if c.Arms.Kind == "csv" {
+		return c.loadCSVArms()
+	}
+	unitBox := objectives.Box{Lower: make([]float64, p), Upper: make([]float64, p)}
+	for i := range unitBox.Upper {
+		unitBox.Upper[i] = 1
+	}
+	var u *mat.Dense
+	var err error
+	switch c.Arms.Kind {
+	case "sobol":
+		u, err = objectives.Sobol(unitBox, c.Arms.N, c.Arms.Seed)
+	case "lhs":
+		u, err = objectives.LatinHypercube(unitBox, c.Arms.N, c.Arms.Seed)
+	case "random":
+		u, err = objectives.Uniform(unitBox, c.Arms.N, c.Arms.Seed)
+	case "grid":
+		u, err = objectives.Grid(unitBox, c.Arms.PerDim)
+	default:
+		return nil, fmt.Errorf("study: unknown arm set %q", c.Arms.Kind)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("study: %s arms: %w", c.Arms.Kind, err)
+	}
+	n, _ := u.Dims()
+	out := make([]float64, 0, n*p)
+	seen := make(map[string]bool, n)
+	x := make([]float64, p)
+	for i := 0; i < n; i++ {
+		c.Space.FromUnit(x, u.RawRowView(i))
+		key := pointKey(x)
+		if seen[key] {
+			continue // a discrete space has fewer points than the design
+		}
+		seen[key] = true
+		out = append(out, x...)
+	}
+	return mat.NewDense(len(out)/p, p, out), nil
+}
+
+// pointKey identifies a point exactly.
+func pointKey(x []float64) string {
+	b := make([]byte, 0, 8*len(x))
+	for _, v := range x {
+		b = strconv.AppendUint(b, math.Float64bits(v), 36)
+		b = append(b, ',')
+	}
+	return string(b)
+}
+
+// loadCSVArms reads a CSV of arms: one point per line, a value per
+// parameter in the space's order (a categorical by its label or index),
+// optional header line, '#' comments.
+func (c *Config) loadCSVArms() (*mat.Dense, error) {
+	b, err := os.ReadFile(c.Arms.File)
+	if err != nil {
+		return nil, fmt.Errorf("study: arms file: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	hash := hex.EncodeToString(sum[:])
+	if c.Arms.SHA256 != "" && c.Arms.SHA256 != hash {
+		return nil, fmt.Errorf("study: arms file %s changed since the study was created (SHA-256 differs)", c.Arms.File)
+	}
+	c.Arms.SHA256 = hash
+	return ReadPoints(bytes.NewReader(b), c.Space, c.Arms.File)
+}
+
+// ReadPoints reads CSV points of space (see Config.Arms csv); name labels
+// errors. Duplicate points are dropped.
+func ReadPoints(r io.Reader, space Space, name string) (*mat.Dense, error) {
+	rows, err := readCSV(r, space, name, false)
+	if err != nil {
+		return nil, err
+	}
+	p := space.Dim()
+	out := make([]float64, 0, len(rows)*p)
+	seen := map[string]bool{}
+	for _, row := range rows {
+		if k := pointKey(row.x); !seen[k] {
+			seen[k] = true
+			out = append(out, row.x...)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("study: %s: no points", name)
+	}
+	return mat.NewDense(len(out)/p, p, out), nil
+}
+
+// csvRow is a parsed CSV line: a point and, with values, its value.
+type csvRow struct {
+	line  int
+	x     []float64
+	value float64
+}
+
+// readCSV parses points (and with withValue a last column of values).
+// The first line is a header if any of its fields is not a valid level;
+// a header may name the columns in any order.
+func readCSV(r io.Reader, space Space, name string, withValue bool) ([]csvRow, error) {
+	cr := csv.NewReader(r)
+	cr.Comment = '#'
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	p := space.Dim()
+	want := p
+	if withValue {
+		want++
+	}
+	var rows []csvRow
+	order := make([]int, p) // column of each parameter
+	for i := range order {
+		order[i] = i
+	}
+	valueCol := p
+	for first := true; ; first = false {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		line, _ := cr.FieldPos(0)
+		if err != nil {
+			return nil, fmt.Errorf("study: %s: %w", name, err)
+		}
+		if len(rec) != want {
+			return nil, fmt.Errorf("study: %s:%d: %d fields, want %d (%s)", name, line, len(rec), want, strings.Join(csvColumns(space, withValue), ","))
+		}
+		if first && isCSVHeader(rec, space) {
+			cols := map[string]int{}
+			for j, f := range rec {
+				cols[strings.TrimSpace(f)] = j
+			}
+			for i, prm := range space.Params {
+				j, ok := cols[prm.Name]
+				if !ok {
+					return nil, fmt.Errorf("study: %s:%d: header has no column %q", name, line, prm.Name)
+				}
+				order[i] = j
+				delete(cols, prm.Name)
+			}
+			if withValue {
+				if len(cols) != 1 {
+					return nil, fmt.Errorf("study: %s:%d: header needs one value column besides the parameters", name, line)
+				}
+				for _, j := range cols {
+					valueCol = j
+				}
+			}
+			continue
+		}
+		row := csvRow{line: line, x: make([]float64, p)}
+		for i, prm := range space.Params {
+			v, err := prm.ParseLevel(rec[order[i]])
+			if err != nil {
+				return nil, fmt.Errorf("study: %s:%d: %v", name, line, err)
+			}
+			row.x[i] = v
+		}
+		if err := space.Check(row.x); err != nil {
+			return nil, fmt.Errorf("study: %s:%d: %v", name, line, strings.TrimPrefix(err.Error(), "study: "))
+		}
+		if withValue {
+			v, err := strconv.ParseFloat(strings.TrimSpace(rec[valueCol]), 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("study: %s:%d: value %q is not a finite number", name, line, rec[valueCol])
+			}
+			row.value = v
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+func csvColumns(space Space, withValue bool) []string {
+	cols := space.Names()
+	if withValue {
+		cols = append(cols, "value")
+	}
+	return cols
+}
+
+// isCSVHeader reports whether a first CSV line names columns: it contains
+// every parameter name.
+func isCSVHeader(rec []string, space Space) bool {
+	names := map[string]bool{}
+	for _, f := range rec {
+		names[strings.TrimSpace(f)] = true
+	}
+	for _, p := range space.Params {
+		if !names[p.Name] {
+			return false
+		}
+	}
+	return true
+}

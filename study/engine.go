@@ -1,0 +1,386 @@
+package study
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/bkb-go/bkb/bandit"
+	"github.com/bkb-go/bkb/storage"
+)
+
+// MaxAbsValue bounds the objective values a study accepts: a value beyond
+// it would overflow the standardization (sums of squares of values), so
+// Tell rejects it and Optimize records the trial as failed.
+const MaxAbsValue = 1e150
+
+// engine turns a study's configuration and its records (asks, enqueued
+// points, completed and failed evaluations) into the next arm to evaluate.
+// Its state is a deterministic function of the sequence of records, so
+// replaying a study's records rebuilds exactly the state the process that
+// wrote them had: a resumed run, a late worker and an uninterrupted run
+// choose the same arms.
+//
+// The policy sees the arms encoded to the unit box (Space.Encode: so that
+// the default length scale suits every space) and rewards standardized by
+// an affine map fixed from the initial design: the first Init asks return
+// distinct random arms, and the policy is built when Init evaluations have
+// completed, with shift = mean and scale = standard deviation of their
+// rewards (reward = value when maximizing, -value when minimizing). Later
+// values are told as (reward - shift)/scale. The map is refreshed from all
+// completed evaluations at Init*2^k completions and at every length-scale
+// fit, and the policy rebuilt on every observation. A failed evaluation
+// tells the policy nothing; its arm stays pending, so a GP policy never
+// asks for it again.
+type engine struct {
+	cfg   *Config
+	space Space
+	p, e  int // parameters and encoded coordinates per arm
+
+	vals []float64 // arm values, row-major n x p
+	enc  []float64 // encoded arms, row-major n x e
+	n    int
+	byX  map[string]int
+
+	design     *rand.Rand
+	designSeen map[int]bool
+
+	policy      bandit.Policy
+	dirty       bool // arms were added since the policy was built
+	lengthScale float64
+	shift       float64
+	scale       float64
+
+	succ    []observation // completed evaluations in completion order
+	pending map[int]int   // trial -> arm of asked, unfinished trials
+	waiting map[int]int   // trial -> arm of enqueued trials not asked yet
+	failed  []int         // arms of failed evaluations
+
+	// policySeconds is the time spent in the policy (asks, tells, fits).
+	policySeconds float64
+	// fits records the length-scale fits.
+	fits []FitResult
+	// diverged counts asks whose arm differs from what this engine chose.
+	diverged int
+	// ignored counts stored values outside ±MaxAbsValue, treated as failed.
+	ignored int
+}
+
+// observation is one completed evaluation.
+type observation struct {
+	trial, arm int
+	value      float64 // the objective's own value
+}
+
+// newEngine builds the arm set of cfg (normalized) and an engine on it.
+func newEngine(cfg *Config) (*engine, error) {
+	arms, err := cfg.BuildArms()
+	if err != nil {
+		return nil, err
+	}
+	p := cfg.Space.Dim()
+	e := &engine{cfg: cfg, space: cfg.Space, p: p, e: cfg.Space.EncodedDim(), byX: map[string]int{},
+		design:     rand.New(rand.NewPCG(cfg.Seed, 0x64_65_73_69_67_6e)), // "design"
+		designSeen: map[int]bool{}, lengthScale: cfg.Kernel.LengthScale, scale: 1,
+		pending: map[int]int{}, waiting: map[int]int{}}
+	n, _ := arms.Dims()
+	for i := 0; i < n; i++ {
+		e.addArm(arms.RawRowView(i))
+	}
+	return e, nil
+}
+
+// addArm appends the point x (valid) and returns its index.
+func (e *engine) addArm(x []float64) int {
+	i := e.n
+	e.vals = append(e.vals, x...)
+	e.enc = append(e.enc, make([]float64, e.e)...)
+	e.space.Encode(e.enc[i*e.e:(i+1)*e.e], x)
+	e.byX[pointKey(x)] = i
+	e.n++
+	if e.policy != nil {
+		e.dirty = true
+	}
+	return i
+}
+
+// armOf returns the arm of the point x, adding it to the arm set if it is
+// not there (an enqueued or imported point).
+func (e *engine) armOf(x []float64) (int, error) {
+	if i, ok := e.byX[pointKey(x)]; ok {
+		return i, nil
+	}
+	if err := e.space.Check(x); err != nil {
+		return -1, err
+	}
+	return e.addArm(x), nil
+}
+
+// point returns the values of arm i (aliasing the engine's storage).
+func (e *engine) point(i int) []float64 { return e.vals[i*e.p : (i+1)*e.p] }
+
+// reward maps a value to the maximized reward.
+func (e *engine) reward(v float64) float64 {
+	if e.cfg.minimize() {
+		return -v
+	}
+	return v
+}
+
+// told is the value told to the policy.
+func (e *engine) told(v float64) float64 { return (e.reward(v) - e.shift) / e.scale }
+
+// timed adds the time since start to the policy time.
+func (e *engine) timed(start time.Time) { e.policySeconds += time.Since(start).Seconds() }
+
+// suggest returns the next arm and marks it pending in the policy.
+func (e *engine) suggest() (int, error) {
+	defer e.timed(time.Now())
+	if e.policy == nil && len(e.succ) >= e.cfg.Init {
+		if err := e.activate(); err != nil {
+			return -1, err
+		}
+	}
+	if e.policy == nil {
+		return e.designArm(), nil
+	}
+	if err := e.ensurePolicy(); err != nil {
+		return -1, err
+	}
+	return e.policy.Ask()
+}
+
+// designArm returns a random arm not handed out or pending before (any arm
+// once all have been).
+func (e *engine) designArm() int {
+	if len(e.designSeen) >= e.n {
+		return e.design.IntN(e.n)
+	}
+	for {
+		a := e.design.IntN(e.n)
+		if !e.designSeen[a] {
+			e.designSeen[a] = true
+			return a
+		}
+	}
+}
+
+// activate fixes the reward scale from the initial design and builds the
+// policy on what has been observed so far.
+func (e *engine) activate() error {
+	e.standardize(min(len(e.succ), max(e.cfg.Init, 1)))
+	if k := e.cfg.FitEvery; k > 0 && len(e.succ) >= max(k, 2) && e.cfg.Policy != "random" {
+		e.fit()
+	}
+	return e.rebuild()
+}
+
+// restandardizeDue reports whether t completed evaluations is a point of
+// the doubling schedule Init*2^k (k >= 1) at which the affine map of
+// rewards is refreshed from all observations and the policy rebuilt. The
+// rebuilds cost O(A t^2) for an exact GP, about what the run itself costs.
+func (e *engine) restandardizeDue(t int) bool {
+	n0 := max(e.cfg.Init, 1)
+	if t <= n0 || t%n0 != 0 {
+		return false
+	}
+	q := t / n0
+	return q&(q-1) == 0
+}
+
+// standardize sets the affine map of rewards from the first k completed
+// evaluations: mean 0 and standard deviation 1.
+func (e *engine) standardize(k int) {
+	if e.cfg.RawValues || k == 0 {
+		return
+	}
+	r := make([]float64, k)
+	for i, o := range e.succ[:k] {
+		r[i] = e.reward(o.value)
+	}
+	e.shift = stat.Mean(r, nil)
+	e.scale = 1
+	if k > 1 {
+		if sd := stat.StdDev(r, nil); sd > 1e-12*math.Max(1, math.Abs(e.shift)) {
+			e.scale = sd
+		}
+	}
+}
+
+// ensurePolicy rebuilds the policy if arms were added since it was built.
+func (e *engine) ensurePolicy() error {
+	if e.dirty {
+		return e.rebuild()
+	}
+	return nil
+}
+
+// rebuild makes a fresh policy with the current length scale, tells it
+// every completed evaluation and marks the arms of pending trials and
+// failed evaluations pending.
+func (e *engine) rebuild() error {
+	arms := mat.NewDense(e.n, e.e, e.enc[:e.n*e.e])
+	p, err := e.cfg.newPolicy(arms, e.lengthScale)
+	if err != nil {
+		return err
+	}
+	for _, o := range e.succ {
+		if err := p.Tell(o.arm, e.told(o.value)); err != nil {
+			return err
+		}
+	}
+	e.policy, e.dirty = p, false
+	for _, arm := range e.pendingArms() {
+		if err := e.markPending(arm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pendingArms lists the arms of pending trials (in trial order) and of
+// failed evaluations.
+func (e *engine) pendingArms() []int {
+	trials := make([]int, 0, len(e.pending))
+	for t := range e.pending {
+		trials = append(trials, t)
+	}
+	slices.Sort(trials)
+	arms := make([]int, 0, len(trials)+len(e.failed))
+	for _, t := range trials {
+		arms = append(arms, e.pending[t])
+	}
+	return append(arms, e.failed...)
+}
+
+// markPending marks arm pending in the policy (or seen by the design).
+func (e *engine) markPending(arm int) error {
+	if e.policy == nil {
+		e.designSeen[arm] = true
+		return nil
+	}
+	if m, ok := e.policy.(interface{ MarkPending(int) error }); ok {
+		return m.MarkPending(arm)
+	}
+	return nil
+}
+
+// tell records a completed evaluation.
+func (e *engine) tell(trial, arm int, value float64) error {
+	defer e.timed(time.Now())
+	e.succ = append(e.succ, observation{trial: trial, arm: arm, value: value})
+	if e.policy == nil {
+		return nil
+	}
+	if e.dirty {
+		// The rebuild tells the new observation too.
+		return e.rebuild()
+	}
+	if err := e.policy.Tell(arm, e.told(value)); err != nil {
+		return err
+	}
+	if e.cfg.Policy == "random" {
+		return nil
+	}
+	t := len(e.succ)
+	fitDue := e.cfg.FitEvery > 0 && t%e.cfg.FitEvery == 0
+	if fitDue || (!e.cfg.RawValues && e.restandardizeDue(t)) {
+		// The y scale is refreshed from every observation.
+		e.standardize(t)
+		if fitDue {
+			e.fit()
+		}
+		return e.rebuild()
+	}
+	return nil
+}
+
+// fit refits the length scale.
+func (e *engine) fit() {
+	x := make([]float64, 0, len(e.succ)*e.e)
+	y := make([]float64, len(e.succ))
+	for i, o := range e.succ {
+		x = append(x, e.enc[o.arm*e.e:(o.arm+1)*e.e]...)
+		y[i] = e.told(o.value)
+	}
+	res := fitLengthScale(e.cfg.Kernel, e.cfg.Lambda, e.e, x, y, e.lengthScale)
+	res.Observations = len(e.succ)
+	e.fits = append(e.fits, res)
+	e.lengthScale = res.LengthScale
+}
+
+// stats returns the policy's statistics (zero before the policy starts or
+// for random search).
+func (e *engine) stats() bandit.Stats {
+	if s, ok := e.policy.(bandit.StatsReporter); ok {
+		return s.Stats()
+	}
+	return bandit.Stats{}
+}
+
+// apply advances the engine by one stored record (validated by the
+// storage against the records before it). An ask of a new trial is asked
+// of the engine again, so that its random state follows the run that wrote
+// the record; an ask whose arm is not the one the engine chooses (a study
+// written by another build) is counted in diverged and its arm used all
+// the same.
+func (e *engine) apply(r storage.Record) error {
+	if err := e.space.Check(r.X); err != nil {
+		return fmt.Errorf("trial %d: %s record: %v (the study's records do not fit its search space)", r.Trial, r.Kind, trimStudy(err))
+	}
+	arm, err := e.armOf(r.X)
+	if err != nil {
+		return err
+	}
+	if r.Arm >= 0 && r.Arm != arm {
+		return fmt.Errorf("trial %d: %s record for arm %d, but its point is arm %d of this study's arm set (was the arm set changed?)", r.Trial, r.Kind, r.Arm, arm)
+	}
+	switch r.Kind {
+	case storage.KindEnqueue:
+		e.waiting[r.Trial] = arm
+	case storage.KindAsk:
+		if _, ok := e.pending[r.Trial]; ok {
+			return nil // asked again: a trial whose worker stopped
+		}
+		if _, ok := e.waiting[r.Trial]; ok {
+			delete(e.waiting, r.Trial)
+			if err := e.markPending(arm); err != nil {
+				return err
+			}
+		} else {
+			got, err := e.suggest()
+			if err != nil {
+				return err
+			}
+			if got != arm {
+				e.diverged++
+				if err := e.markPending(arm); err != nil {
+					return err
+				}
+			}
+		}
+		e.pending[r.Trial] = arm
+	case storage.KindTell:
+		delete(e.pending, r.Trial)
+		if v := *r.Y; math.Abs(v) > MaxAbsValue {
+			e.ignored++
+			e.failed = append(e.failed, arm)
+			return nil
+		}
+		return e.tell(r.Trial, arm, *r.Y)
+	case storage.KindFail:
+		delete(e.pending, r.Trial)
+		e.failed = append(e.failed, arm)
+	}
+	return nil
+}
+
+// trimStudy drops the package prefix of an error of this package, for
+// messages that add their own context.
+func trimStudy(err error) string { return strings.TrimPrefix(err.Error(), "study: ") }

@@ -1,0 +1,90 @@
+package study
+
+import (
+	"math"
+
+	"github.com/bkb-go/bkb/gp"
+)
+
+// FitResult is one length-scale fit.
+type FitResult struct {
+	Observations  int     `json:"observations"`
+	LengthScale   float64 `json:"length_scale"`
+	LogMarginal   float64 `json:"log_marginal_likelihood"`
+	Evaluations   int     `json:"evaluations"`
+	PreviousScale float64 `json:"previous_length_scale"`
+}
+
+// Length scales searched by fitLengthScale, on the unit box.
+const (
+	minLengthScale = 0.01
+	maxLengthScale = 2.0
+)
+
+// fitLengthScale maximizes the GP log marginal likelihood of the
+// observations (rows of x, dimension d, values y) over the length scale of
+// kernel ks, with the noise variance lambda fixed: a grid of 9 log-spaced
+// values in [0.01, 2], then a golden-section search on log l in the bracket
+// around the best grid point (12 more evaluations). Each evaluation builds
+// an exact GP on the t observations, O(t^3), so a fit costs about
+// 21 t^3/3 flops: 2 ms at t = 100, 0.2 s at t = 500.
+func fitLengthScale(ks Kernel, lambda float64, d int, x, y []float64, current float64) FitResult {
+	res := FitResult{PreviousScale: current, LengthScale: current, LogMarginal: math.Inf(-1)}
+	lml := func(logL float64) float64 {
+		res.Evaluations++
+		kern, err := ks.build(math.Exp(logL))
+		if err != nil {
+			return math.Inf(-1)
+		}
+		g, err := gp.NewExact(kern, d, lambda)
+		if err != nil {
+			return math.Inf(-1)
+		}
+		for i, v := range y {
+			if g.Observe(x[i*d:(i+1)*d], v) != nil {
+				return math.Inf(-1)
+			}
+		}
+		v := g.LogMarginalLikelihood()
+		if math.IsNaN(v) {
+			return math.Inf(-1)
+		}
+		return v
+	}
+	lo, hi := math.Log(minLengthScale), math.Log(maxLengthScale)
+	const grid = 9
+	step := (hi - lo) / (grid - 1)
+	best, bestV := 0, math.Inf(-1)
+	for i := 0; i < grid; i++ {
+		if v := lml(lo + float64(i)*step); v > bestV {
+			best, bestV = i, v
+		}
+	}
+	if math.IsInf(bestV, -1) {
+		return res // keep the current length scale
+	}
+	a := lo + float64(max(best-1, 0))*step
+	b := lo + float64(min(best+1, grid-1))*step
+	bestX := lo + float64(best)*step
+	const invPhi = 0.6180339887498949
+	c, dd := b-invPhi*(b-a), a+invPhi*(b-a)
+	fc, fd := lml(c), lml(dd)
+	for i := 0; i < 10; i++ {
+		if fc > fd {
+			b, dd, fd = dd, c, fc
+			c = b - invPhi*(b-a)
+			fc = lml(c)
+		} else {
+			a, c, fc = c, dd, fd
+			dd = a + invPhi*(b-a)
+			fd = lml(dd)
+		}
+	}
+	for _, cand := range []struct{ x, v float64 }{{c, fc}, {dd, fd}} {
+		if cand.v > bestV {
+			bestX, bestV = cand.x, cand.v
+		}
+	}
+	res.LengthScale, res.LogMarginal = math.Exp(bestX), bestV
+	return res
+}

@@ -1,0 +1,654 @@
+// Package study is the optimization study: a typed search space, a
+// policy (BKB, GP-UCB, ...) on candidates encoded for the GP, value
+// standardization, the initial design and length-scale fits, all driven by
+// the events of the study kept in a storage.Storage. It is what the bkb
+// command runs, and what a Go program uses to tune its own parameters,
+// in the spirit of Optuna's study:
+//
+//	st := storage.NewMemory() // or a journal file, or PostgreSQL
+//	s, err := study.Create(ctx, st, "demo", study.Config{Space: space, Budget: 60})
+//	err = s.Optimize(ctx, func(ctx context.Context, t *study.Trial) (float64, error) {
+//		return train(t.Params.Float("lr"), t.Params.Int("layers"))
+//	}, 0)
+//	best, _ := s.Best()
+//
+// Every suggestion is computed from the stored events alone, under the
+// storage's lock (storage.Storage.Update): a resumed run, any number of
+// workers in other processes or on other machines, and an uninterrupted
+// run replay the same events into the same state and choose the same
+// points.
+package study
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/bkb-go/bkb/bandit"
+	"github.com/bkb-go/bkb/storage"
+)
+
+// Errors of a study.
+var (
+	// ErrComplete is returned by Ask when the study's budget of trials has
+	// been asked.
+	ErrComplete = errors.New("study is complete")
+	// ErrValueRange is returned by Tell for a value beyond ±MaxAbsValue.
+	ErrValueRange = errors.New("value out of the supported range")
+	// ErrNoTrial is returned for a trial number the study does not have.
+	ErrNoTrial = errors.New("no such trial")
+)
+
+// State is the state of a trial.
+type State string
+
+// Trial states.
+const (
+	Waiting  State = "waiting"  // enqueued, not asked yet
+	Pending  State = "pending"  // asked, being evaluated
+	Complete State = "complete" // evaluated, with a value
+	Failed   State = "failed"   // the evaluation failed
+)
+
+// StalePolicy says what becomes of a trial whose worker stopped (see
+// storage.View.Stale).
+type StalePolicy int
+
+const (
+	// Requeue asks the trial again, at the same point (the default): a
+	// resumed run evaluates the trials its killed predecessor left pending.
+	Requeue StalePolicy = iota
+	// FailStale records the trial as failed.
+	FailStale
+)
+
+// Options are the per-process options of a Study (not stored).
+type Options struct {
+	// Worker identifies this process in the trials it asks; default
+	// "host:pid:nonce".
+	Worker string
+	// Stale says what becomes of trials whose worker stopped.
+	Stale StalePolicy
+}
+
+// Trial is a point handed out for evaluation.
+type Trial struct {
+	// Number is the trial's number in the study, from 0.
+	Number int
+	// Params are the point's parameters by name, each in its own type.
+	Params Params
+	// X holds the point's values, one per parameter in the space's order
+	// (a categorical as the index of its choice).
+	X []float64
+	// Arm is the point's index in the study's candidate set.
+	Arm int
+}
+
+// TrialResult is what a study knows about one trial.
+type TrialResult struct {
+	Number  int       `json:"trial"`
+	State   State     `json:"state"`
+	Arm     int       `json:"arm"`
+	X       []float64 `json:"x"`
+	Params  Params    `json:"params"`
+	Value   float64   `json:"value"` // NaN unless complete
+	Error   string    `json:"error,omitempty"`
+	Seconds float64   `json:"seconds,omitempty"`
+	Time    time.Time `json:"time"`
+}
+
+// Study is an optimization study on a storage. Its methods are safe for
+// concurrent use; every one that changes the study stores its event
+// before it returns.
+type Study struct {
+	st   storage.Storage
+	name string
+	cfg  Config
+	opts Options
+
+	mu      sync.Mutex
+	header  storage.Header
+	records []storage.Record // every record applied, in storage order
+	trials  []*TrialResult   // by trial number; nil for numbers not seen
+	eng     *engine          // nil: rebuild from records before use
+	started map[int]time.Time
+}
+
+// Create creates the study name on st with the configuration cfg
+// (normalized: the stored configuration holds every default).
+func Create(ctx context.Context, st storage.Storage, name string, cfg Config, opts ...Options) (*Study, error) {
+	if err := cfg.Normalize(); err != nil {
+		return nil, err
+	}
+	s := newStudy(st, name, cfg, opts)
+	// Build the arm set first: a bad CSV file must not leave a study.
+	eng, err := newEngine(&s.cfg)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(s.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("study: %w", err)
+	}
+	if s.header, err = st.CreateStudy(ctx, name, raw); err != nil {
+		return nil, err
+	}
+	s.eng = eng
+	return s, nil
+}
+
+// Load opens the existing study name on st and replays its records.
+func Load(ctx context.Context, st storage.Storage, name string, opts ...Options) (*Study, error) {
+	h, err := st.Study(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := DecodeConfig(h.Config)
+	if err != nil {
+		return nil, fmt.Errorf("study %s: %w", name, err)
+	}
+	s := newStudy(st, name, *cfg, opts)
+	s.header = h
+	recs, err := st.Records(ctx, name, 0)
+	if err != nil {
+		return nil, err
+	}
+	if s.eng, err = newEngine(&s.cfg); err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		if err := s.commit(r, true); err != nil {
+			return nil, fmt.Errorf("study %s: %w", name, err)
+		}
+	}
+	return s, nil
+}
+
+// DecodeConfig reads a stored configuration and checks it.
+func DecodeConfig(raw json.RawMessage) (*Config, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, errors.New("the study has no bkb configuration")
+	}
+	var cfg Config
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return nil, fmt.Errorf("the study's configuration is not a bkb study: %v", err)
+	}
+	if cfg.Policy == "" || cfg.Arms.Kind == "" || len(cfg.Space.Params) == 0 {
+		return nil, errors.New("the study's configuration is not a bkb study (no policy, arms or space)")
+	}
+	if err := cfg.Normalize(); err != nil {
+		return nil, fmt.Errorf("the study's configuration is invalid: %v", trimStudy(err))
+	}
+	return &cfg, nil
+}
+
+func newStudy(st storage.Storage, name string, cfg Config, opts []Options) *Study {
+	s := &Study{st: st, name: name, cfg: cfg, started: map[int]time.Time{}}
+	if len(opts) > 0 {
+		s.opts = opts[0]
+	}
+	if s.opts.Worker == "" {
+		s.opts.Worker = workerID()
+	}
+	return s
+}
+
+// workerID is "host:pid:nonce".
+func workerID() string {
+	host, _ := os.Hostname()
+	return host + ":" + strconv.Itoa(os.Getpid()) + ":" + strconv.FormatUint(uint64(time.Now().UnixNano())&0xffffff, 36)
+}
+
+// Name returns the study's name in its storage.
+func (s *Study) Name() string { return s.name }
+
+// Config returns the study's configuration.
+func (s *Study) Config() Config { return s.cfg }
+
+// Header returns the study's stored header.
+func (s *Study) Header() storage.Header { return s.header }
+
+// commit adds a stored record to the study's state; with engine it is also
+// applied to the engine.
+func (s *Study) commit(r storage.Record, engine bool) error {
+	if engine && s.eng != nil {
+		if err := s.eng.apply(r); err != nil {
+			s.eng = nil
+			return err
+		}
+	}
+	s.records = append(s.records, r)
+	for len(s.trials) <= r.Trial {
+		s.trials = append(s.trials, nil)
+	}
+	t := s.trials[r.Trial]
+	if t == nil {
+		t = &TrialResult{Number: r.Trial, Arm: r.Arm, X: slices.Clone(r.X), Params: s.cfg.Space.ParamsOf(r.X), Value: math.NaN()}
+		s.trials[r.Trial] = t
+	}
+	t.Time = r.Time
+	switch r.Kind {
+	case storage.KindEnqueue:
+		t.State = Waiting
+	case storage.KindAsk:
+		t.State, t.Arm = Pending, r.Arm
+	case storage.KindTell:
+		t.State, t.Value, t.Seconds = Complete, *r.Y, r.Seconds
+		if math.Abs(*r.Y) > MaxAbsValue {
+			t.State, t.Error = Failed, fmt.Sprintf("value %v outside ±%g (stored by an earlier version)", *r.Y, MaxAbsValue)
+		}
+	case storage.KindFail:
+		t.State, t.Error, t.Seconds = Failed, r.Error, r.Seconds
+	}
+	return nil
+}
+
+// ensureEngine rebuilds the engine from the records if it was dropped.
+func (s *Study) ensureEngine() error {
+	if s.eng != nil {
+		return nil
+	}
+	eng, err := newEngine(&s.cfg)
+	if err != nil {
+		return err
+	}
+	for _, r := range s.records {
+		if err := eng.apply(r); err != nil {
+			return err
+		}
+	}
+	s.eng = eng
+	return nil
+}
+
+// catchUp applies the records of v that the study has not seen.
+func (s *Study) catchUp(v storage.View) error {
+	for i, r := range v.New {
+		if v.From+i < len(s.records) {
+			continue
+		}
+		if err := s.commit(r, true); err != nil {
+			return err
+		}
+	}
+	return s.ensureEngine()
+}
+
+// nextTrial is the number of the next new trial.
+func (s *Study) nextTrial() int { return len(s.trials) }
+
+// count returns the number of trials in each state.
+func (s *Study) count() map[State]int {
+	n := map[State]int{}
+	for _, t := range s.trials {
+		if t != nil {
+			n[t.State]++
+		}
+	}
+	return n
+}
+
+// update runs fn under the storage's lock after catching up with the
+// stored records, and commits the records it returns.
+func (s *Study) update(ctx context.Context, fn func() ([]storage.Record, error)) ([]storage.Record, error) {
+	recs, err := s.st.Update(ctx, s.name, len(s.records), func(v storage.View) ([]storage.Record, error) {
+		if err := s.catchUp(v); err != nil {
+			return nil, err
+		}
+		return fn()
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		if err := s.commit(r, true); err != nil {
+			return nil, err
+		}
+	}
+	return recs, nil
+}
+
+// Ask returns the next trial to evaluate: a trial whose worker stopped
+// (with the Requeue policy), else the oldest enqueued point, else the
+// policy's suggestion. Once the budget's trials have all been asked it
+// returns an error wrapping ErrComplete.
+func (s *Study) Ask(ctx context.Context) (*Trial, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var pending storage.Record
+	calls := 0
+	recs, err := s.st.Update(ctx, s.name, len(s.records), func(v storage.View) ([]storage.Record, error) {
+		calls++
+		if calls > 1 {
+			s.eng = nil // the previous call's suggestion was not stored
+		}
+		if err := s.catchUp(v); err != nil {
+			return nil, err
+		}
+		out, err := s.nextAsk(v.Stale)
+		if err != nil {
+			return nil, err
+		}
+		pending = out[len(out)-1]
+		return out, nil
+	})
+	if err != nil {
+		if calls > 0 {
+			s.eng = nil
+		}
+		return nil, err
+	}
+	for _, r := range recs {
+		// The engine applied the records as nextAsk made them.
+		if err := s.commit(r, false); err != nil {
+			return nil, err
+		}
+	}
+	s.started[pending.Trial] = time.Now()
+	return &Trial{Number: pending.Trial, Params: s.cfg.Space.ParamsOf(pending.X), X: slices.Clone(pending.X), Arm: pending.Arm}, nil
+}
+
+// nextAsk returns the records of one ask (preceded, with the FailStale
+// policy, by fail records of the stale trials), applying them to the
+// engine as it makes them. Its last record is the ask.
+func (s *Study) nextAsk(stale []int) ([]storage.Record, error) {
+	var out []storage.Record
+	emit := func(r storage.Record) error {
+		r.Time = time.Now().UTC()
+		if err := s.eng.apply(r); err != nil {
+			return err
+		}
+		out = append(out, r)
+		return nil
+	}
+	ask := func(trial, arm int, x []float64) ([]storage.Record, error) {
+		params, err := json.Marshal(s.cfg.Space.ParamsOf(x))
+		if err != nil {
+			return nil, err
+		}
+		r := storage.Record{Kind: storage.KindAsk, Trial: trial, Arm: arm, X: slices.Clone(x), Params: params, Worker: s.opts.Worker}
+		if err := emit(r); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	for _, t := range stale {
+		tr := s.trials[t]
+		if tr == nil || tr.State != Pending {
+			continue
+		}
+		if s.opts.Stale == Requeue {
+			return ask(t, tr.Arm, tr.X)
+		}
+		if err := emit(storage.Record{Kind: storage.KindFail, Trial: t, Arm: tr.Arm, X: tr.X,
+			Error: "the worker evaluating this trial stopped (no heartbeat within the grace period)"}); err != nil {
+			return nil, err
+		}
+	}
+	for _, tr := range s.trials {
+		if tr != nil && tr.State == Waiting {
+			arm, err := s.eng.armOf(tr.X)
+			if err != nil {
+				return nil, err
+			}
+			return ask(tr.Number, arm, tr.X)
+		}
+	}
+	if b := s.cfg.Budget; b > 0 && s.nextTrial() >= b {
+		if n := s.count()[Pending]; n > 0 {
+			return nil, fmt.Errorf("study %s: all %d trials of the budget have been asked; %d are still pending (tell their results): %w", s.name, b, n, ErrComplete)
+		}
+		return nil, fmt.Errorf("study %s: all %d trials of the budget are done: %w", s.name, b, ErrComplete)
+	}
+	arm, err := s.eng.suggest()
+	if err != nil {
+		return nil, err
+	}
+	trial := s.nextTrial()
+	// Registered here, so that applying the stored ask is a re-ask.
+	s.eng.pending[trial] = arm
+	r := storage.Record{Kind: storage.KindAsk, Trial: trial, Arm: arm, X: slices.Clone(s.eng.point(arm)), Worker: s.opts.Worker}
+	params, err := json.Marshal(s.cfg.Space.ParamsOf(r.X))
+	if err != nil {
+		return nil, err
+	}
+	r.Params = params
+	r.Time = time.Now().UTC()
+	return append(out, r), nil
+}
+// Tell records the value of a pending trial. A value beyond ±MaxAbsValue
+// is rejected with an error wrapping ErrValueRange and nothing is stored
+// (record the trial failed instead). Telling a complete trial the same
+// value again does nothing; another value is an error.
+func (s *Study) Tell(ctx context.Context, trial int, value float64) error {
+	return s.finish(ctx, trial, &value, "", -1)
+}
+
+// Fail records that the evaluation of a pending trial failed.
+func (s *Study) Fail(ctx context.Context, trial int, reason string) error {
+	if reason == "" {
+		reason = "failed"
+	}
+	return s.finish(ctx, trial, nil, reason, -1)
+}
+
+// finish stores the outcome of a trial: a value, or a failure. seconds < 0
+// means the time since this Study handed the trial out (0 if it did not).
+func (s *Study) finish(ctx context.Context, trial int, value *float64, reason string, seconds float64) error {
+	if value != nil {
+		v := *value
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("study: trial %d: value %v is not finite (record a failed evaluation instead)", trial, v)
+		}
+		if math.Abs(v) > MaxAbsValue {
+			return fmt.Errorf("study: trial %d: value %v is beyond ±%g: %w", trial, v, MaxAbsValue, ErrValueRange)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if seconds < 0 {
+		seconds = 0
+		if t0, ok := s.started[trial]; ok {
+			seconds = time.Since(t0).Seconds()
+		}
+	}
+	_, err := s.update(ctx, func() ([]storage.Record, error) {
+		if trial < 0 || trial >= len(s.trials) || s.trials[trial] == nil {
+			return nil, fmt.Errorf("study %s: trial %d (%d trials so far): %w", s.name, trial, len(s.trials), ErrNoTrial)
+		}
+		t := s.trials[trial]
+		switch t.State {
+		case Waiting:
+			return nil, fmt.Errorf("study %s: trial %d is enqueued and was never asked", s.name, trial)
+		case Complete:
+			if value != nil && *value == t.Value {
+				return nil, nil // told again: nothing to do
+			}
+			return nil, fmt.Errorf("study %s: trial %d is already complete (value %v)", s.name, trial, t.Value)
+		case Failed:
+			if value == nil && reason == t.Error {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("study %s: trial %d has already failed (%s)", s.name, trial, t.Error)
+		}
+		r := storage.Record{Kind: storage.KindTell, Trial: trial, Arm: t.Arm, X: t.X, Y: value, Seconds: seconds}
+		if value == nil {
+			r.Kind, r.Error = storage.KindFail, reason
+		}
+		return []storage.Record{r}, nil
+	})
+	if err == nil {
+		delete(s.started, trial)
+	}
+	return err
+}
+
+// Enqueue adds a trial at the given point, handed out by Ask before any
+// new suggestion (Optuna's enqueue_trial): a warm start from points known
+// to be good. Every parameter must be given, valid for its type. It
+// returns the trial's number.
+func (s *Study) Enqueue(ctx context.Context, params map[string]any) (int, error) {
+	x, err := s.cfg.Space.PointOf(params)
+	if err != nil {
+		return -1, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	recs, err := s.update(ctx, func() ([]storage.Record, error) {
+		raw, err := json.Marshal(s.cfg.Space.ParamsOf(x))
+		if err != nil {
+			return nil, err
+		}
+		return []storage.Record{{Kind: storage.KindEnqueue, Trial: s.nextTrial(), Arm: -1, X: x, Params: raw}}, nil
+	})
+	if err != nil {
+		return -1, err
+	}
+	return recs[0].Trial, nil
+}
+
+// ImportCSV adds earlier evaluations as complete trials, from CSV lines
+// of one value per parameter (a categorical by its label) then the
+// objective's value; a header line naming the columns (the value column
+// under any other name) may come first. The trials count against the
+// budget. It returns the number of trials added.
+func (s *Study) ImportCSV(ctx context.Context, r io.Reader, name string) (int, error) {
+	rows, err := readCSV(r, s.cfg.Space, name, true)
+	if err != nil {
+		return 0, err
+	}
+	for _, row := range rows {
+		if math.Abs(row.value) > MaxAbsValue {
+			return 0, fmt.Errorf("study: %s:%d: value %v is beyond ±%g: %w", name, row.line, row.value, MaxAbsValue, ErrValueRange)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, err = s.update(ctx, func() ([]storage.Record, error) {
+		var out []storage.Record
+		next := s.nextTrial()
+		for i, row := range rows {
+			raw, err := json.Marshal(s.cfg.Space.ParamsOf(row.x))
+			if err != nil {
+				return nil, err
+			}
+			v := row.value
+			base := storage.Record{Trial: next + i, Arm: -1, X: row.x, Params: raw, Worker: s.opts.Worker}
+			enq, ask, tell := base, base, base
+			enq.Kind, ask.Kind, tell.Kind, tell.Y = storage.KindEnqueue, storage.KindAsk, storage.KindTell, &v
+			enq.Worker, tell.Params, tell.Worker = "", nil, ""
+			out = append(out, enq, ask, tell)
+		}
+		return out, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return len(rows), nil
+}
+
+// Trials returns every trial, by number.
+func (s *Study) Trials() []TrialResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]TrialResult, 0, len(s.trials))
+	for _, t := range s.trials {
+		if t != nil {
+			c := *t
+			c.X = slices.Clone(t.X)
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Best returns the complete trial with the best value (the lowest when
+// minimizing), the earliest among equals; false when no trial is complete.
+func (s *Study) Best() (TrialResult, bool) {
+	var best TrialResult
+	found := false
+	for _, t := range s.Trials() {
+		if t.State == Complete && (!found || Better(t.Value, best.Value, s.cfg.Direction)) {
+			best, found = t, true
+		}
+	}
+	return best, found
+}
+
+// Better reports whether value a beats b in direction d.
+func Better(a, b float64, d Direction) bool {
+	if math.IsNaN(b) {
+		return !math.IsNaN(a)
+	}
+	if d == Maximize {
+		return a > b
+	}
+	return a < b
+}
+
+// Refresh reads the records other processes stored since the last call
+// (Trials and Best then include them).
+func (s *Study) Refresh(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	recs, err := s.st.Records(ctx, s.name, len(s.records))
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if err := s.commit(r, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Info is what a study reports about its model, for progress displays and
+// summaries.
+type Info struct {
+	Arms          int         // candidates
+	PolicySeconds float64     // time spent in the policy by this process
+	LengthScale   float64     // the kernel's current length scale
+	Fits          []FitResult // length-scale fits so far
+	Stats         bandit.Stats
+	// Diverged counts stored asks whose point differs from what this
+	// build chooses (a study written by another version): their points are
+	// used all the same.
+	Diverged int
+	// Ignored counts stored values beyond ±MaxAbsValue (written by an
+	// earlier version), treated as failed evaluations.
+	Ignored int
+}
+
+// Info returns the study's model information.
+func (s *Study) Info() Info {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ensureEngine() != nil {
+		return Info{}
+	}
+	e := s.eng
+	return Info{Arms: e.n, PolicySeconds: e.policySeconds, LengthScale: e.lengthScale, Fits: slices.Clone(e.fits),
+		Stats: e.stats(), Diverged: e.diverged, Ignored: e.ignored}
+}
+
+// Arms returns the candidate set: one point per row (values per
+// parameter), including points added by Enqueue and ImportCSV.
+func (s *Study) Arms() *mat.Dense {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ensureEngine() != nil {
+		return nil
+	}
+	return mat.NewDense(s.eng.n, s.eng.p, slices.Clone(s.eng.vals[:s.eng.n*s.eng.p]))
+}
