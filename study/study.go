@@ -426,6 +426,7 @@ func (s *Study) nextAsk(stale []int) ([]storage.Record, error) {
 	r.Time = time.Now().UTC()
 	return append(out, r), nil
 }
+
 // Tell records the value of a pending trial. A value beyond ±MaxAbsValue
 // is rejected with an error wrapping ErrValueRange and nothing is stored
 // (record the trial failed instead). Telling a complete trial the same
