@@ -87,28 +87,13 @@ func (m *Memory) Update(_ context.Context, name string, from int, fn func(View) 
 	if err != nil {
 		return nil, err
 	}
-	// Check all before applying any: all or none.
-	check := newTracker()
-	for _, r := range s.records {
-		_ = check.add(r)
+	add, result, next, err := admit(s.tracker, out, time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("storage: study %q: %w", name, err)
 	}
-	now := time.Now().UTC()
-	for i := range out {
-		if out[i].Time.IsZero() {
-			out[i].Time = now
-		}
-		if err := out[i].Validate(); err != nil {
-			return nil, fmt.Errorf("storage: study %q: invalid %s record for trial %d: %w", name, out[i].Kind, out[i].Trial, err)
-		}
-		if err := check.add(out[i]); err != nil {
-			return nil, fmt.Errorf("storage: study %q: %w", name, err)
-		}
-	}
-	for _, r := range out {
-		_ = s.tracker.add(r)
-		s.records = append(s.records, r)
-	}
-	return out, nil
+	s.tracker = next
+	s.records = append(s.records, add...)
+	return result, nil
 }
 
 // Heartbeat implements Storage; a Memory has nothing to record.

@@ -1,8 +1,13 @@
 package storage
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"reflect"
 	"slices"
+	"time"
 )
 
 // State is what a study's records add up to, as needed to resume it.
@@ -69,13 +74,14 @@ type tracker struct {
 	waiting   map[int]Record // trial -> enqueue, not asked yet
 	done      map[int]string // trial -> kind of its completion
 	completed []Record
+	doneAt    map[int]int // trial -> index of its completion in completed
 	next      int
 	tells     int
 	fails     int
 }
 
 func newTracker() *tracker {
-	return &tracker{pending: make(map[int]Record), waiting: make(map[int]Record), done: make(map[int]string)}
+	return &tracker{pending: make(map[int]Record), waiting: make(map[int]Record), done: make(map[int]string), doneAt: make(map[int]int)}
 }
 
 // check reports whether r may follow the records added so far.
@@ -141,6 +147,7 @@ func (t *tracker) add(r Record) error {
 	default:
 		delete(t.pending, r.Trial)
 		t.done[r.Trial] = r.Kind
+		t.doneAt[r.Trial] = len(t.completed)
 		t.completed = append(t.completed, r)
 		if r.Kind == KindTell {
 			t.tells++
@@ -171,4 +178,93 @@ func (t *tracker) state() State {
 	slices.SortFunc(s.Pending, byTrial)
 	slices.SortFunc(s.Waiting, byTrial)
 	return s
+}
+
+// clone returns a deep enough copy of t that adding records to it leaves t
+// unchanged (records themselves are never modified once added).
+func (t *tracker) clone() *tracker {
+	c := *t
+	c.pending = maps.Clone(t.pending)
+	c.waiting = maps.Clone(t.waiting)
+	c.done = maps.Clone(t.done)
+	c.doneAt = maps.Clone(t.doneAt)
+	c.completed = slices.Clip(t.completed)
+	return &c
+}
+
+// completion returns the tell or fail record that completed trial, if any.
+func (t *tracker) completion(trial int) (Record, bool) {
+	i, ok := t.doneAt[trial]
+	if !ok {
+		return Record{}, false
+	}
+	return t.completed[i], true
+}
+
+// sameCompletion reports whether a and b are the same completion of a
+// trial: equal in every field except Time (a retried tell is rebuilt with a
+// new time, or none).
+func sameCompletion(a, b Record) bool {
+	if a.Kind != b.Kind || a.Trial != b.Trial || a.Arm != b.Arm || !slices.Equal(a.X, b.X) ||
+		a.Error != b.Error || a.Seconds != b.Seconds || a.Worker != b.Worker || !sameJSON(a.Params, b.Params) {
+		return false
+	}
+	if (a.Y == nil) != (b.Y == nil) {
+		return false
+	}
+	return a.Y == nil || *a.Y == *b.Y
+}
+
+// sameJSON compares two JSON texts by value, so that a storage that
+// re-encodes them (whitespace, key order) still compares equal; empty and
+// "null" are the same.
+func sameJSON(a, b json.RawMessage) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var va, vb any
+	if len(a) == 0 {
+		a = json.RawMessage("null")
+	}
+	if len(b) == 0 {
+		b = json.RawMessage("null")
+	}
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return false
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
+// admit checks the records out that an Update's function returned against
+// the study's records (summarized by t, which admit does not modify) and
+// against each other, all before any is applied: all or none. A zero Time
+// becomes now. A tell or fail identical to the stored completion of its
+// trial (see sameCompletion) is a no-op: it is left out of add, and result
+// holds the stored record in its place. add lists the records to append;
+// next is t with add applied, to become the study's tracker once they are
+// stored.
+func admit(t *tracker, out []Record, now time.Time) (add, result []Record, next *tracker, err error) {
+	next = t.clone()
+	result = make([]Record, len(out))
+	for i, r := range out {
+		if r.Time.IsZero() {
+			r.Time = now
+		}
+		r.Time = r.Time.UTC()
+		if err := r.Validate(); err != nil {
+			return nil, nil, nil, fmt.Errorf("invalid %s record for trial %d: %w", r.Kind, r.Trial, err)
+		}
+		if r.Kind == KindTell || r.Kind == KindFail {
+			if prev, ok := next.completion(r.Trial); ok && sameCompletion(prev, r) {
+				result[i] = prev
+				continue
+			}
+		}
+		if err := next.add(r); err != nil {
+			return nil, nil, nil, err
+		}
+		add = append(add, r)
+		result[i] = r
+	}
+	return add, result, next, nil
 }

@@ -35,10 +35,14 @@ type Storage interface {
 	// records from index from on (the ones the caller has not seen yet) and
 	// the pending trials whose worker has stopped (see View.Stale). Update
 	// validates the returned records against the study's records (see
-	// Summarize) and returns them, with Time set, as appended. fn may be
-	// called more than once (a storage retries it after a serialization
-	// failure); it must not have effects outside the records it returns
-	// until Update returns nil.
+	// Summarize) and returns them, with Time set, as appended. A tell or
+	// fail equal (in every field but Time) to the stored completion of its
+	// trial is accepted as a no-op, so that a worker may retry a tell whose
+	// outcome it did not learn (a lost connection): the stored record is
+	// returned in its place; a different second completion is an error.
+	// fn may be called more than once (a storage retries it after a
+	// serialization failure); it must not have effects outside the records
+	// it returns until Update returns nil.
 	Update(ctx context.Context, name string, from int, fn func(View) ([]Record, error)) ([]Record, error)
 	// Heartbeat records, on the storage's clock, that the given running
 	// trials of this worker are alive.
