@@ -395,6 +395,21 @@ func (c *Config) loadCSVArms() (*mat.Dense, error) {
 // ReadPoints reads CSV points of space (see Config.Arms csv); name labels
 // errors. Duplicate points are dropped.
 func ReadPoints(r io.Reader, space Space, name string) (*mat.Dense, error) {
+	if space.Continuous() {
+		// Numbers only: the arm-set CSV format of objectives.LoadCSV
+		// (comments, header, BOM), checked against the space.
+		arms, err := objectives.LoadCSV(r, space.Dim())
+		if err != nil {
+			return nil, fmt.Errorf("study: %s: %v", name, strings.TrimPrefix(err.Error(), "objectives: "))
+		}
+		n, _ := arms.Dims()
+		for i := 0; i < n; i++ {
+			if err := space.Check(arms.RawRowView(i)); err != nil {
+				return nil, fmt.Errorf("study: %s: arm %d: %v", name, i+1, trimStudy(err))
+			}
+		}
+		return arms, nil
+	}
 	rows, err := readCSV(r, space, name, false)
 	if err != nil {
 		return nil, err

@@ -26,9 +26,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -79,6 +77,9 @@ type Options struct {
 	Worker string
 	// Stale says what becomes of trials whose worker stopped.
 	Stale StalePolicy
+	// Budget, when positive, replaces the stored budget for this process:
+	// a user extends a finished study.
+	Budget int
 }
 
 // Trial is a point handed out for evaluation.
@@ -198,15 +199,12 @@ func newStudy(st storage.Storage, name string, cfg Config, opts []Options) *Stud
 		s.opts = opts[0]
 	}
 	if s.opts.Worker == "" {
-		s.opts.Worker = workerID()
+		s.opts.Worker = storage.NewWorkerID()
+	}
+	if s.opts.Budget > 0 {
+		s.cfg.Budget = s.opts.Budget
 	}
 	return s
-}
-
-// workerID is "host:pid:nonce".
-func workerID() string {
-	host, _ := os.Hostname()
-	return host + ":" + strconv.Itoa(os.Getpid()) + ":" + strconv.FormatUint(uint64(time.Now().UnixNano())&0xffffff, 36)
 }
 
 // Name returns the study's name in its storage.
@@ -652,4 +650,24 @@ func (s *Study) Arms() *mat.Dense {
 		return nil
 	}
 	return mat.NewDense(s.eng.n, s.eng.p, slices.Clone(s.eng.vals[:s.eng.n*s.eng.p]))
+}
+
+// Outcome is the result of one evaluation, for TellOutcome.
+type Outcome struct {
+	Value   float64 // the objective's value (ignored when Failed)
+	Failed  string  // non-empty: the evaluation failed, with this reason
+	Seconds float64 // evaluation time to record (0: the time since Ask, if this Study asked it)
+}
+
+// TellOutcome records the outcome of a pending trial: Tell or Fail with
+// the evaluation time of an evaluation made elsewhere.
+func (s *Study) TellOutcome(ctx context.Context, trial int, o Outcome) error {
+	secs := o.Seconds
+	if secs == 0 {
+		secs = -1
+	}
+	if o.Failed != "" {
+		return s.finish(ctx, trial, nil, o.Failed, secs)
+	}
+	return s.finish(ctx, trial, &o.Value, "", secs)
 }

@@ -7,37 +7,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/bkb-go/bkb/objectives"
-	"github.com/bkb-go/bkb/storage"
+	"github.com/bkb-go/bkb/study"
 )
-
-// lockWait bounds how long ask and tell wait for a study that another
-// process holds open.
-const lockWait = 30 * time.Second
-
-// openStudyWait is openStudy that retries while the study is locked by
-// another process (parallel workers driving one study).
-func openStudyWait(ctx context.Context, path string, stderr io.Writer) (*storage.Journal, *studyConfig, []storage.Record, error) {
-	deadline := time.Now().Add(lockWait)
-	delay := 5 * time.Millisecond
-	for {
-		j, cfg, recs, err := openStudy(path, stderr)
-		if err == nil || !strings.Contains(err.Error(), "in use by another") || time.Now().After(deadline) {
-			return j, cfg, recs, err
-		}
-		select {
-		case <-ctx.Done():
-			return nil, nil, nil, errInterrupted
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, 200*time.Millisecond)
-	}
-}
 
 func runCreateStudy(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("create-study", "create-study --study FILE [flags] [-- plugin command]", stdout)
@@ -56,45 +31,58 @@ func runCreateStudy(ctx context.Context, args []string, stdout, stderr io.Writer
 	} else if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	cfg, err := cf.build(fs, extra, true)
+	sp, err := cf.build(fs, extra, true)
 	if err != nil {
 		return err
 	}
-	arms, err := cfg.buildArms()
+	s, closeStore, err := createStudy(ctx, *path, sp)
 	if err != nil {
 		return err
 	}
-	j, err := createStudy(*path, cfg)
-	if err != nil {
+	if err := closeStore(); err != nil {
 		return err
 	}
-	if err := j.Close(); err != nil {
-		return err
-	}
-	n, _ := arms.Dims()
+	cfg := s.Config()
 	budget := "no budget"
 	if cfg.Budget > 0 {
 		budget = fmt.Sprintf("budget %d", cfg.Budget)
 	}
-	fmt.Fprintf(stdout, "created study %s: %s %s with %s on %d %s arms, %s\n", *path, cfg.Direction, cfg.Objective.String(), cfg.Policy, n, cfg.Arms.Kind, budget)
-	for i, name := range cfg.Space.Names {
-		fmt.Fprintf(stdout, "  %s in [%s, %s]\n", name, fmtVal(cfg.Space.Lower[i]), fmtVal(cfg.Space.Upper[i]))
+	fmt.Fprintf(stdout, "created study %s: %s %s with %s on %d %s arms, %s\n", *path, cfg.Direction, sp.obj.String(), cfg.Policy, s.Info().Arms, cfg.Arms.Kind, budget)
+	for _, p := range cfg.Space.Params {
+		fmt.Fprintf(stdout, "  %s\n", describeParam(p))
 	}
 	return nil
 }
 
+// describeParam formats a parameter for people.
+func describeParam(p study.Param) string {
+	switch {
+	case p.Type == study.TypeCategorical:
+		return fmt.Sprintf("%s in %v", p.Name, p.Choices)
+	case p.Type == study.TypeInt && p.Log:
+		return fmt.Sprintf("%s: integer in [%s, %s], log scale", p.Name, fmtVal(p.Low), fmtVal(p.High))
+	case p.Type == study.TypeInt:
+		return fmt.Sprintf("%s: integer in [%s, %s]", p.Name, fmtVal(p.Low), fmtVal(p.High))
+	case p.Step > 0:
+		return fmt.Sprintf("%s in [%s, %s], step %s", p.Name, fmtVal(p.Low), fmtVal(p.High), fmtVal(p.Step))
+	case p.Log:
+		return fmt.Sprintf("%s in [%s, %s], log scale", p.Name, fmtVal(p.Low), fmtVal(p.High))
+	}
+	return fmt.Sprintf("%s in [%s, %s]", p.Name, fmtVal(p.Low), fmtVal(p.High))
+}
+
 // askReply is what ask prints per point.
 type askReply struct {
-	Trial  int                `json:"trial"`
-	Arm    int                `json:"arm"`
-	X      []float64          `json:"x"`
-	Params map[string]float64 `json:"params"`
+	Trial  int          `json:"trial"`
+	Arm    int          `json:"arm"`
+	X      []float64    `json:"x"`
+	Params study.Params `json:"params"`
 }
 
 func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("ask", "ask --study FILE [--format json|tsv] [--count k]", stdout)
 	path := fs.String("study", "", "study journal (required)")
-	format := fs.String("format", "json", "output: json (one object per line) or tsv (trial, then the coordinates, tab-separated)")
+	format := fs.String("format", "json", "output: json (one object per line) or tsv (trial, then the parameter values, tab-separated)")
 	count := fs.IntP("count", "k", 1, "number of points to ask for (a batch: the policy accounts for the pending ones)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -111,50 +99,31 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *count < 1 {
 		return usagef("--count must be positive, got %d", *count)
 	}
-	j, cfg, records, err := openStudyWait(ctx, *path, stderr)
+	// An ask/tell study's trials are driven by separate processes: a
+	// pending trial belongs to whoever asked it, never re-asked here.
+	s, _, closeStore, err := loadStudy(ctx, *path, study.Options{Stale: study.FailStale})
 	if err != nil {
 		return err
 	}
-	defer j.Close()
-	arms, err := cfg.buildArms()
-	if err != nil {
-		return err
-	}
-	eng := newEngine(cfg, arms)
-	trials, _, err := eng.replay(records)
-	if err != nil {
-		return fmt.Errorf("study %s: %w", *path, err)
-	}
+	defer closeStore()
+	space := s.Config().Space
 	for k := 0; k < *count; k++ {
-		if cfg.Budget > 0 && len(trials) >= cfg.Budget {
-			if k > 0 {
-				break
-			}
-			return fmt.Errorf("study %s is complete: all %d trials of its budget have been asked", *path, cfg.Budget)
+		t, err := s.Ask(ctx)
+		if errors.Is(err, study.ErrComplete) && k > 0 {
+			break
 		}
-		arm, err := eng.Ask()
 		if err != nil {
-			return err
-		}
-		x := append([]float64(nil), arms.RawRowView(arm)...)
-		trial := len(trials)
-		if err := j.Append(storage.Record{Kind: storage.KindAsk, Trial: trial, Arm: arm, X: x}); err != nil {
 			return trimPkg(err)
 		}
-		trials = append(trials, &trialState{Trial: trial, Arm: arm, X: x, Status: "pending"})
 		if *format == "tsv" {
-			fields := []string{strconv.Itoa(trial)}
-			for _, v := range x {
-				fields = append(fields, strconv.FormatFloat(v, 'g', -1, 64))
+			fields := []string{strconv.Itoa(t.Number)}
+			for i, v := range t.X {
+				fields = append(fields, space.FormatValue(i, v))
 			}
 			fmt.Fprintln(stdout, strings.Join(fields, "\t"))
 			continue
 		}
-		rep := askReply{Trial: trial, Arm: arm, X: x, Params: map[string]float64{}}
-		for i, name := range cfg.Space.Names {
-			rep.Params[name] = x[i]
-		}
-		b, err := json.Marshal(rep)
+		b, err := json.Marshal(askReply{Trial: t.Number, Arm: t.Arm, X: t.X, Params: t.Params})
 		if err != nil {
 			return err
 		}
@@ -196,42 +165,24 @@ func runTell(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return usagef("--value %q is not finite: record a failed evaluation with --failed MESSAGE", *value)
 		}
+		if math.Abs(v) > study.MaxAbsValue {
+			return usagef("--value %q is beyond ±%g, the range a study accepts: record a failed evaluation with --failed MESSAGE, or rescale", *value, study.MaxAbsValue)
+		}
 		y = v
 	}
-	j, _, _, err := openStudyWait(ctx, *path, stderr)
+	s, _, closeStore, err := loadStudy(ctx, *path, study.Options{Stale: study.FailStale})
 	if err != nil {
 		return err
 	}
-	defer j.Close()
-	st := j.State()
-	var t *storage.Record
-	for i := range st.Pending {
-		if st.Pending[i].Trial == *trial {
-			t = &st.Pending[i]
-		}
-	}
-	if t == nil {
-		for _, c := range st.Completed {
-			if c.Trial == *trial {
-				status := "complete"
-				if c.Kind == storage.KindFail {
-					status = "failed"
-				}
-				return fmt.Errorf("trial %d is already %s", *trial, status)
-			}
-		}
-		return fmt.Errorf("study %s has no trial %d (%d trials asked so far)", *path, *trial, st.NextTrial)
-	}
-	rec := storage.Record{Kind: storage.KindTell, Trial: t.Trial, Arm: t.Arm, X: t.X, Seconds: *seconds}
+	defer closeStore()
+	o := study.Outcome{Value: y, Seconds: *seconds}
 	if fs.Changed("failed") {
-		rec.Kind, rec.Error = storage.KindFail, *failed
-	} else {
-		rec.Y = &y
+		o.Failed = *failed
 	}
-	if err := j.Append(rec); err != nil {
+	if err := s.TellOutcome(ctx, *trial, o); err != nil {
 		return trimPkg(err)
 	}
-	return j.Close()
+	return closeStore()
 }
 
 func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -248,33 +199,19 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	if err := of.check(); err != nil {
+	if err := of.check(*path); err != nil {
 		return err
 	}
-	h, records, err := storage.ReadFile(*path)
+	s, sp, closeStore, err := loadStudy(ctx, *path, study.Options{})
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return usagef("study %s does not exist", *path)
-		}
-		return usageError{trimPkg(err)}
+		return err
 	}
-	cfg, err := decodeConfig(h.Config)
-	if err != nil {
-		return usagef("study %s: %v", *path, err)
-	}
-	var log trialLog
-	for i, r := range records {
-		if _, err := log.apply(i, r, math.MaxInt); err != nil {
-			return fmt.Errorf("study %s: %w", *path, err)
-		}
-	}
-	n := 0 // the number of arms, when the arm set can be rebuilt
-	if arms, err := cfg.buildArms(); err == nil {
-		n, _ = arms.Dims()
-	}
-	res := newResult(cfg, n, log.trials, of.top)
+	defer closeStore()
+	info := s.Info()
+	res := newResult(sp, info.Arms, s.Trials(), of.top)
 	res.Study = *path
-	return writeOutputs(stdout, &of, res, cfg, log.trials)
+	res.LengthScale, res.Fits, res.Numerics = info.LengthScale, info.Fits, info.Stats
+	return writeOutputs(stdout, &of, res, sp, s.Trials())
 }
 
 func runObjectives(ctx context.Context, args []string, stdout, stderr io.Writer) error {

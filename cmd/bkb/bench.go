@@ -21,6 +21,8 @@ import (
 
 	"github.com/bkb-go/bkb/bench"
 	"github.com/bkb-go/bkb/objectives"
+	"github.com/bkb-go/bkb/storage"
+	"github.com/bkb-go/bkb/study"
 )
 
 // benchRun is one (objective, policy, seed) run.
@@ -50,13 +52,13 @@ type benchCell struct {
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("bench", "bench [flags]", stdout)
-	policies := fs.StringSlice("policies", []string{"bkb", "gp-ucb", "thompson", "ei", "random"}, "policies to compare: "+strings.Join(policyNames, ", "))
+	policies := fs.StringSlice("policies", []string{"bkb", "gp-ucb", "thompson", "ei", "random"}, "policies to compare: "+strings.Join(study.PolicyNames, ", "))
 	objs := fs.StringSlice("objectives", []string{"branin", "hartmann3", "hartmann6"}, "built-in functions (see 'bkb objectives')")
 	seeds := fs.Int("seeds", 5, "seeds per (objective, policy): 1..N; the seed draws the arms and the policy's randomness")
 	nArms := fs.Int("arms", 1000, "uniform random arms over the function's domain")
 	budget := fs.IntP("budget", "T", 300, "steps per run")
 	noise := fs.Float64("noise", 0, "standard deviation of Gaussian observation noise")
-	kern := fs.String("kernel", "rbf", "kernel: "+strings.Join(kernelNames, ", "))
+	kern := fs.String("kernel", "rbf", "kernel: "+strings.Join(study.KernelNames, ", "))
 	ls := fs.Float64("length-scale", 0.2, "kernel length scale on the unit box")
 	lambda := fs.Float64("lambda", 0.001, "GP noise variance on the standardized scale")
 	beta := fs.String("beta", "2", "UCB exploration (see bkb optimize --help)")
@@ -107,41 +109,34 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	for i, p := range *policies {
 		(*policies)[i] = strings.ToLower(strings.TrimSpace(p))
-		if !contains(policyNames, (*policies)[i]) {
-			return usagef("unknown policy %q; valid: %s", p, strings.Join(policyNames, ", "))
+		if !contains(study.PolicyNames, (*policies)[i]) {
+			return usagef("unknown policy %q; valid: %s", p, strings.Join(study.PolicyNames, ", "))
 		}
 	}
-	// Validate everything before starting: one config per objective.
-	base := map[string]*studyConfig{}
+	// Validate everything before starting: one config per objective and
+	// policy.
+	base := map[string]*spec{}
 	for _, name := range *objs {
 		f, err := objectives.Lookup(name)
 		if err != nil {
 			return usageError{trimPkg(err)}
 		}
-		cfg := &studyConfig{
-			Objective: objectiveSpec{Kind: "builtin", Name: f.String(), Noise: *noise},
-			Space:     spaceSpec{Names: defaultNames(f.Dim), Lower: f.Lower, Upper: f.Upper},
-			Arms:      armsSpec{Kind: "random", N: *nArms},
-			Kernel:    kernelSpec{Name: strings.ToLower(*kern), LengthScale: *ls},
-			Lambda:    *lambda, Qbar: *qbar, Beta: *beta, Incremental: *incremental,
-			Budget: *budget, Direction: "minimize", Init: *initN, Standardize: true, Policy: "bkb",
+		space, err := study.Box(nil, f.Lower, f.Upper)
+		if err != nil {
+			return usageError{trimPkg(err)}
 		}
-		if cfg.Init == 0 {
-			cfg.Init = max(5, f.Dim+1)
-		}
-		if _, err := cfg.Kernel.build(); err != nil {
-			return usageError{err}
-		}
-		if !(*lambda > 0) || !(*qbar > 0) {
-			return usagef("--lambda and --qbar must be positive")
-		}
-		base[name] = cfg
-	}
-	for _, p := range *policies {
-		cfg := *base[(*objs)[0]]
-		cfg.Policy = p
-		if _, _, err := cfg.betaSchedule(); err != nil {
-			return usageError{err}
+		for _, p := range *policies {
+			cfg := study.Config{Space: space, Arms: study.Arms{Kind: "random", N: *nArms},
+				Kernel: study.Kernel{Name: *kern, LengthScale: *ls}, Lambda: *lambda, Qbar: *qbar, Beta: *beta,
+				Incremental: *incremental, Budget: *budget, Init: *initN, Policy: p, Seed: 1}
+			if err := cfg.Normalize(); err != nil {
+				return usageError{trimPkg(err)}
+			}
+			sp, err := newSpec(cfg, objectiveSpec{Kind: "builtin", Name: f.String(), Noise: *noise})
+			if err != nil {
+				return err
+			}
+			base[name+"/"+p] = sp
 		}
 	}
 
@@ -167,9 +162,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		go func() {
 			defer wg.Done()
 			for r := range work {
-				cfg := *base[r.objective]
-				cfg.Policy, cfg.Seed, cfg.Arms.Seed = r.policy, r.seed, r.seed
-				r.err = r.play(ctx, &cfg)
+				sp := *base[r.objective+"/"+r.policy]
+				sp.cfg.Seed, sp.cfg.Arms.Seed = r.seed, r.seed
+				r.err = r.play(ctx, &sp)
 				mu.Lock()
 				done++
 				prog.update(done, 0, math.NaN(), 0)
@@ -241,19 +236,20 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
-// play runs one benchmark: the same engine as optimize, on arms drawn
+// play runs one benchmark: the same study as optimize, on arms drawn
 // uniformly from the function's domain, with regret measured against the
 // best arm of the set on the noise-free function.
-func (r *benchRun) play(ctx context.Context, cfg *studyConfig) error {
-	arms, err := cfg.buildArms()
+func (r *benchRun) play(ctx context.Context, sp *spec) error {
+	s, err := study.Create(ctx, storage.NewMemory(), "bench", sp.cfg)
 	if err != nil {
 		return err
 	}
-	f, err := objectives.Lookup(cfg.Objective.Name)
+	f, err := objectives.Lookup(sp.obj.Name)
 	if err != nil {
 		return err
 	}
-	obj := &builtin{f: f, noise: cfg.Objective.Noise, seed: cfg.Seed}
+	obj := &builtin{f: f, noise: sp.obj.Noise, seed: sp.cfg.Seed}
+	arms := s.Arms()
 	n, _ := arms.Dims()
 	values := make([]float64, n)
 	best := math.Inf(1)
@@ -261,31 +257,32 @@ func (r *benchRun) play(ctx context.Context, cfg *studyConfig) error {
 		values[i] = f.Value(arms.RawRowView(i))
 		best = math.Min(best, values[i])
 	}
-	e := newEngine(cfg, arms)
-	r.cum = make([]float64, cfg.Budget)
+	budget := sp.cfg.Budget
+	r.cum = make([]float64, budget)
 	cum, played := 0.0, math.Inf(1)
-	for t := 0; t < cfg.Budget; t++ {
+	for t := 0; t < budget; t++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		arm, err := e.Ask()
+		tr, err := s.Ask(ctx)
 		if err != nil {
 			return err
 		}
-		y, err := obj.eval(ctx, t, arms.RawRowView(arm))
+		y, err := obj.eval(ctx, tr)
 		if err != nil {
 			return err
 		}
-		if err := e.Tell(t, arm, y); err != nil {
+		if err := s.Tell(ctx, tr.Number, y); err != nil {
 			return err
 		}
-		cum += values[arm] - best
+		cum += values[tr.Arm] - best
 		r.cum[t] = cum
-		played = math.Min(played, values[arm])
+		played = math.Min(played, values[tr.Arm])
 	}
+	info := s.Info()
 	r.simple = played - best
-	r.msPerStep = 1e3 * e.PolicySeconds / float64(cfg.Budget)
-	r.dictSize = e.Stats().DictionarySize
+	r.msPerStep = 1e3 * info.PolicySeconds / float64(budget)
+	r.dictSize = info.Stats.DictionarySize
 	return nil
 }
 

@@ -9,12 +9,15 @@ import (
 
 	"github.com/bkb-go/bkb/objectives"
 	"github.com/bkb-go/bkb/objectives/plugin"
+	"github.com/bkb-go/bkb/study"
 )
 
-// evaluator returns the objective's own value at x for a trial.
+// evaluator returns the objective's own value at a trial's point.
 type evaluator interface {
-	eval(ctx context.Context, trial int, x []float64) (float64, error)
-	restarts() int
+	eval(ctx context.Context, t *study.Trial) (float64, error)
+	// restartNote says what became of the plugin after the last failed
+	// evaluation ("" if nothing), for the failure's message.
+	restartNote(msg string) string
 	Close() error
 }
 
@@ -27,7 +30,11 @@ type builtin struct {
 	seed  uint64
 }
 
-func (b *builtin) eval(ctx context.Context, trial int, x []float64) (float64, error) {
+func (b *builtin) eval(ctx context.Context, t *study.Trial) (float64, error) {
+	return b.value(ctx, t.Number, t.X)
+}
+
+func (b *builtin) value(ctx context.Context, trial int, x []float64) (float64, error) {
 	if b.noise == 0 {
 		if err := ctx.Err(); err != nil {
 			return 0, err
@@ -42,60 +49,74 @@ func (b *builtin) eval(ctx context.Context, trial int, x []float64) (float64, er
 	return -y, err // Reward maximizes -f
 }
 
-func (b *builtin) restarts() int { return 0 }
-func (b *builtin) Close() error  { return nil }
+func (b *builtin) restartNote(string) string { return "" }
+func (b *builtin) Close() error               { return nil }
 
 // pluginEval evaluates an external plugin program.
 type pluginEval struct {
-	p *plugin.Process
+	p           *plugin.Process
+	oneShot     bool
+	maxRestarts int
+	note        string
 }
 
-func (p *pluginEval) eval(ctx context.Context, _ int, x []float64) (float64, error) {
-	return p.p.Evaluate(ctx, x)
+func (p *pluginEval) eval(ctx context.Context, t *study.Trial) (float64, error) {
+	v, err := p.p.Evaluate(ctx, t.X)
+	p.note = ""
+	if err != nil && !p.oneShot && restartsAfter(err) {
+		// One-shot mode starts a fresh process per evaluation: no restarts.
+		if next := p.p.Restarts() + 1; next <= p.maxRestarts {
+			p.note = fmt.Sprintf(" (restarting the plugin: restart %d of %d)", next, p.maxRestarts)
+		} else {
+			p.note = fmt.Sprintf(" (no plugin restart left of %d)", p.maxRestarts)
+		}
+	}
+	return v, err
 }
 
-func (p *pluginEval) restarts() int { return p.p.Restarts() }
-func (p *pluginEval) Close() error  { return p.p.Close() }
+func (p *pluginEval) restartNote(string) string { return p.note }
+func (p *pluginEval) Close() error              { return p.p.Close() }
 
 // openObjective starts the objective of cfg. Plugin stderr lines go to
 // stderr, prefixed with the program's name.
-func openObjective(ctx context.Context, cfg *studyConfig, stderr io.Writer) (evaluator, error) {
-	switch cfg.Objective.Kind {
+func openObjective(ctx context.Context, sp *spec, stderr io.Writer) (evaluator, error) {
+	o, cfg := sp.obj, sp.cfg
+	switch o.Kind {
 	case "builtin":
-		f, err := objectives.Lookup(cfg.Objective.Name)
+		f, err := objectives.Lookup(o.Name)
 		if err != nil {
 			return nil, trimPkg(err)
 		}
-		if f.Dim != cfg.Space.dim() {
-			return nil, fmt.Errorf("%s is %d-dimensional but the study has %d dimensions", f.Name, f.Dim, cfg.Space.dim())
+		if f.Dim != cfg.Space.Dim() {
+			return nil, fmt.Errorf("%s is %d-dimensional but the study has %d parameters", f.Name, f.Dim, cfg.Space.Dim())
 		}
-		return &builtin{f: f, noise: cfg.Objective.Noise, seed: cfg.Seed}, nil
+		return &builtin{f: f, noise: o.Noise, seed: cfg.Seed}, nil
 	case "plugin":
-		timeout, err := time.ParseDuration(cfg.Objective.Timeout)
+		timeout, err := time.ParseDuration(o.Timeout)
 		if err != nil || timeout <= 0 {
-			return nil, fmt.Errorf("bad plugin timeout %q in the study configuration", cfg.Objective.Timeout)
+			return nil, fmt.Errorf("bad plugin timeout %q in the study configuration", o.Timeout)
 		}
-		restarts := cfg.Objective.MaxRestarts
+		restarts := o.MaxRestarts
 		if restarts == 0 {
 			restarts = -1 // plugin.Config: negative means no restart
 		}
 		p, err := plugin.Start(ctx, plugin.Config{
-			Command:     cfg.Objective.Command,
-			Dir:         cfg.Objective.Dir,
-			ParamNames:  cfg.Space.Names,
+			Command:     o.Command,
+			Dir:         o.Dir,
+			ParamNames:  cfg.Space.Names(),
 			Timeout:     timeout,
 			MaxRestarts: restarts,
 			Stderr:      stderr,
-			OneShot:     cfg.Objective.OneShot,
+			OneShot:     o.OneShot,
 		})
 		if err != nil {
 			return nil, err
 		}
-		return &pluginEval{p: p}, nil
+		return &pluginEval{p: p, oneShot: o.OneShot, maxRestarts: o.MaxRestarts}, nil
 	case "external":
 		return nil, errors.New("this study has no objective (it was created for ask/tell): drive it with 'bkb ask' and 'bkb tell'")
 	}
-	return nil, fmt.Errorf("unknown objective kind %q in the study configuration", cfg.Objective.Kind)
+	return nil, fmt.Errorf("unknown objective kind %q in the study configuration", o.Kind)
 }
 
 // fatalEvalError reports whether an evaluation error should stop the run

@@ -2,75 +2,72 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/bkb-go/bkb/storage"
+	"github.com/bkb-go/bkb/study"
 )
 
-// journal appends records to a study file, or only keeps them in memory
-// when there is none.
-type journal struct {
-	j *storage.Journal
+// studyName is the name a journal file's study gets: its base name
+// without extension.
+func studyName(path string) string {
+	base := filepath.Base(path)
+	return strings.TrimSuffix(base, filepath.Ext(base))
 }
 
-func (j *journal) append(r storage.Record) error {
-	if j.j == nil {
-		return nil
-	}
-	return j.j.Append(r)
-}
-
-func (j *journal) close() error {
-	if j.j == nil {
-		return nil
-	}
-	return j.j.Close()
-}
-
-// openStudy opens an existing study journal for appending and decodes its
-// configuration.
-func openStudy(path string, stderr io.Writer) (*storage.Journal, *studyConfig, []storage.Record, error) {
-	j, records, err := storage.Open(path)
+// loadStudy opens the study of a journal file and decodes its objective.
+func loadStudy(ctx context.Context, path string, opts study.Options) (*study.Study, *spec, func() error, error) {
+	st, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
 	if err != nil {
-		if errors.Is(err, storage.ErrLocked) {
-			return nil, nil, nil, fmt.Errorf("study %s is in use by another bkb process", path)
-		}
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil, nil, usagef("study %s does not exist (create it with 'bkb create-study' or 'bkb optimize --study')", path)
-		}
 		return nil, nil, nil, usageError{trimPkg(err)}
 	}
-	if msg := j.Recovered(); msg != "" {
-		fmt.Fprintf(stderr, "bkb: warning: %s\n", trimPkg(errors.New(msg)))
-	}
-	cfg, err := decodeConfig(j.Header().Config)
+	s, err := study.Load(ctx, st, studyName(path), opts)
 	if err != nil {
-		j.Close()
+		st.Close()
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+			return nil, nil, nil, usagef("study %s does not exist (create it with 'bkb create-study' or 'bkb optimize --study')", path)
+		case ctx.Err() != nil:
+			return nil, nil, nil, errInterrupted
+		}
+		return nil, nil, nil, usagef("study %s: %v", path, trimPkg(err))
+	}
+	sp, err := specOf(s.Config())
+	if err != nil {
+		st.Close()
 		return nil, nil, nil, usagef("study %s: %v", path, err)
 	}
-	return j, cfg, records, nil
+	return s, sp, st.Close, nil
 }
 
-// createStudy writes a new journal with cfg in its header.
-func createStudy(path string, cfg *studyConfig) (*storage.Journal, error) {
-	if _, err := os.Stat(path); err == nil {
-		return nil, usagef("study %s already exists: continue it with --resume, or choose another file", path)
+// createStudy creates the study of sp on a new journal file (in memory
+// when path is empty).
+func createStudy(ctx context.Context, path string, sp *spec) (*study.Study, func() error, error) {
+	var st storage.Storage = storage.NewMemory()
+	name := "bkb"
+	if path != "" {
+		js, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
+		if err != nil {
+			return nil, nil, usageError{trimPkg(err)}
+		}
+		st, name = js, studyName(path)
 	}
-	raw, err := json.Marshal(cfg)
+	s, err := study.Create(ctx, st, name, sp.cfg)
 	if err != nil {
-		return nil, err
+		st.Close()
+		if errors.Is(err, storage.ErrExists) {
+			return nil, nil, usagef("study %s already exists: continue it with --resume, or choose another file", path)
+		}
+		return nil, nil, usageError{trimPkg(err)}
 	}
-	j, err := storage.Create(path, storage.Header{Config: raw})
-	if err != nil {
-		return nil, trimPkg(err)
-	}
-	return j, nil
+	return s, st.Close, nil
 }
 
 func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -96,17 +93,16 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	} else if fs.NArg() > 0 {
 		return usagef("unexpected argument %q (a plugin command goes after --, or in --plugin)", fs.Arg(0))
 	}
-	if err := of.check(); err != nil {
+	if err := of.check(*studyPath); err != nil {
 		return err
 	}
 	if of.quiet {
 		of.progress = "none"
 	}
 
-	var cfg *studyConfig
-	var records []storage.Record
-	jr := &journal{}
-	defer jr.close()
+	var s *study.Study
+	var sp *spec
+	closeStore := func() error { return nil }
 	if *resume {
 		if *studyPath == "" {
 			return usagef("--resume needs --study FILE")
@@ -120,197 +116,151 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if len(extra) > 0 {
 			ignored = append(ignored, "the plugin command")
 		}
-		j, c, recs, err := openStudy(*studyPath, stderr)
-		if err != nil {
-			return err
-		}
-		jr.j, cfg, records = j, c, recs
-		if len(ignored) > 0 {
-			fmt.Fprintf(stderr, "bkb: warning: ignoring %v on --resume: the study's own configuration is used\n", ignored)
-		}
+		opts := study.Options{Stale: study.Requeue}
 		if fs.Changed("budget") {
 			if cf.budget <= 0 {
 				return usagef("--budget must be positive, got %d", cf.budget)
 			}
-			cfg.Budget = cf.budget
+			opts.Budget = cf.budget
 		}
-		if cfg.Budget <= 0 {
+		var err error
+		if s, sp, closeStore, err = loadStudy(ctx, *studyPath, opts); err != nil {
+			return err
+		}
+		if len(ignored) > 0 {
+			fmt.Fprintf(stderr, "bkb: warning: ignoring %v on --resume: the study's own configuration is used\n", ignored)
+		}
+		if s.Config().Budget <= 0 {
 			return usagef("study %s has no budget (an ask/tell study): give --budget", *studyPath)
 		}
 	} else {
 		var err error
-		if cfg, err = cf.build(fs, extra, false); err != nil {
+		if sp, err = cf.build(fs, extra, false); err != nil {
 			return err
 		}
 		if _, err := os.Stat(*studyPath); *studyPath != "" && err == nil {
 			return usagef("study %s already exists: continue it with --resume, or choose another file", *studyPath)
 		}
 	}
-	arms, err := cfg.buildArms()
-	if err != nil {
-		return err
-	}
 	// Start the objective before creating the journal, so that a plugin
 	// that cannot start leaves no empty study behind.
-	obj, err := openObjective(ctx, cfg, stderr)
+	obj, err := openObjective(ctx, sp, stderr)
 	if err != nil {
 		return err
 	}
 	defer obj.Close()
-	if !*resume && *studyPath != "" {
-		j, err := createStudy(*studyPath, cfg)
-		if err != nil {
+	if !*resume {
+		if s, closeStore, err = createStudy(ctx, *studyPath, sp); err != nil {
 			return err
 		}
-		jr.j = j
 	}
-	eng := newEngine(cfg, arms)
-	trials, diverged, err := eng.replay(records)
-	if err != nil {
-		return fmt.Errorf("study %s: %w", *studyPath, err)
+	defer closeStore()
+	cfg := s.Config()
+	info := s.Info()
+	if info.Diverged > 0 {
+		fmt.Fprintf(stderr, "bkb: warning: %d asks in the journal differ from what this build would choose; continuing from the journal's points\n", info.Diverged)
 	}
-	if diverged > 0 {
-		fmt.Fprintf(stderr, "bkb: warning: %d asks in the journal differ from what this build would choose; continuing from the journal's arms\n", diverged)
+	if info.Ignored > 0 {
+		fmt.Fprintf(stderr, "bkb: warning: %d values in the journal are beyond ±%g and are treated as failed trials\n", info.Ignored, study.MaxAbsValue)
 	}
 
-	n, d := arms.Dims()
+	trials := s.Trials()
+	c := countStates(trials)
 	switch {
 	case of.quiet:
 	case *resume:
-		done := 0
-		for _, t := range trials {
-			if t.Status != "pending" {
-				done++
-			}
-		}
-		fmt.Fprintf(stderr, "bkb: resuming %s: %d of %d trials done, %d pending to re-evaluate\n", *studyPath, done, cfg.Budget, len(trials)-done)
+		fmt.Fprintf(stderr, "bkb: resuming %s: %d of %d trials done, %d pending to re-evaluate\n", *studyPath, c.done(), cfg.Budget, c.pending)
 	default:
-		fmt.Fprintf(stderr, "bkb: %s %s (%d-d) with %s on %d %s arms, budget %d, seed %d\n",
-			cfg.Direction, cfg.Objective.String(), d, cfg.Policy, n, cfg.Arms.Kind, cfg.Budget, cfg.Seed)
+		fmt.Fprintf(stderr, "bkb: %s %s (%d parameters) with %s on %d %s arms, budget %d, seed %d\n",
+			cfg.Direction, sp.obj.String(), cfg.Space.Dim(), cfg.Policy, info.Arms, cfg.Arms.Kind, cfg.Budget, cfg.Seed)
 	}
 
 	prog := newProgress(stderr, of.progress, cfg.Budget)
-	best, bestTrial, failed, finished := math.NaN(), -1, 0, 0
+	best, bestTrial := math.NaN(), -1
 	for _, t := range trials {
-		switch t.Status {
-		case "complete":
-			finished++
-			if better(t.Value, best, cfg.minimize()) {
-				best, bestTrial = t.Value, t.Trial
-			}
-		case "failed":
-			finished++
-			failed++
+		if t.State == study.Complete && study.Better(t.Value, best, cfg.Direction) {
+			best, bestTrial = t.Value, t.Number
 		}
 	}
 	start := time.Now()
-	policyStart := eng.PolicySeconds
+	policyStart := info.PolicySeconds
 	evals := 0
-
-	// evaluate runs one trial to completion (or failure) and journals it.
-	evaluate := func(t *trialState) error {
-		t0 := time.Now()
-		v, err := obj.eval(ctx, t.Trial, t.X)
-		secs := time.Since(t0).Seconds()
+	onTrial := func(t study.TrialResult) {
 		evals++
-		if err != nil {
-			if ctx.Err() != nil {
-				return fmt.Errorf("%w after %d trials%s", errInterrupted, finished, resumeHint(*studyPath, "; continue with"))
+		switch t.State {
+		case study.Complete:
+			c.complete++
+			if study.Better(t.Value, best, cfg.Direction) {
+				best, bestTrial = t.Value, t.Number
 			}
-			if fatalEvalError(err) {
-				return fmt.Errorf("trial %d: %v%s", t.Trial, err, resumeHint(*studyPath, "; fix the plugin and continue with"))
-			}
-			if err := jr.append(storage.Record{Kind: storage.KindFail, Trial: t.Trial, Arm: t.Arm, X: t.X, Error: err.Error(), Seconds: secs}); err != nil {
-				return trimPkg(err)
-			}
-			t.Status, t.Error, t.Seconds = "failed", err.Error(), secs
-			failed++
-			finished++
+		case study.Failed:
+			c.failed++
 			if !of.quiet {
 				prog.clear()
-				msg := fmt.Sprintf("bkb: trial %d failed: %v", t.Trial, err)
-				if restartsAfter(err) {
-					if next := obj.restarts() + 1; next <= cfg.Objective.MaxRestarts {
-						msg += fmt.Sprintf(" (restarting the plugin: restart %d of %d)", next, cfg.Objective.MaxRestarts)
-					} else {
-						msg += fmt.Sprintf(" (no plugin restart left of %d)", cfg.Objective.MaxRestarts)
-					}
-				}
-				fmt.Fprintln(stderr, oneLine(msg))
+				fmt.Fprintln(stderr, oneLine(fmt.Sprintf("bkb: trial %d failed: %s%s", t.Number, t.Error, obj.restartNote(t.Error))))
 			}
-			if cfg.MaxFailures > 0 && failed >= cfg.MaxFailures {
-				return fmt.Errorf("stopping: %d trials failed (--max-failures %d)%s", failed, cfg.MaxFailures, resumeHint(*studyPath, "; fix the objective and continue with"))
-			}
-			return nil
 		}
-		if err := jr.append(storage.Record{Kind: storage.KindTell, Trial: t.Trial, Arm: t.Arm, X: t.X, Y: &v, Seconds: secs}); err != nil {
-			return trimPkg(err)
-		}
-		t.Status, t.Value, t.Seconds = "complete", v, secs
-		finished++
-		if better(v, best, cfg.minimize()) {
-			best, bestTrial = v, t.Trial
-		}
-		if err := eng.Tell(t.Trial, t.Arm, v); err != nil {
-			return err
-		}
-		return nil
+		prog.update(c.done(), c.failed, best, bestTrial)
 	}
-
-	runErr := func() error {
-		// Trials asked but never completed (a killed run) are evaluated
-		// first, at their own arm.
-		for _, t := range trials {
-			if t.Status == "pending" {
-				if err := evaluate(t); err != nil {
-					return err
-				}
-				prog.update(finished, failed, best, bestTrial)
-			}
-		}
-		for len(trials) < cfg.Budget {
-			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("%w after %d trials%s", errInterrupted, finished, resumeHint(*studyPath, "; continue with"))
-			}
-			arm, err := eng.Ask()
-			if err != nil {
-				return err
-			}
-			t := &trialState{Trial: len(trials), Arm: arm, X: append([]float64(nil), arms.RawRowView(arm)...), Status: "pending", Value: math.NaN()}
-			if err := jr.append(storage.Record{Kind: storage.KindAsk, Trial: t.Trial, Arm: arm, X: t.X}); err != nil {
-				return trimPkg(err)
-			}
-			trials = append(trials, t)
-			if err := evaluate(t); err != nil {
-				return err
-			}
-			prog.update(finished, failed, best, bestTrial)
-		}
-		return nil
-	}()
+	runErr := s.Run(ctx, func(ctx context.Context, t *study.Trial) (float64, error) {
+		return obj.eval(ctx, t)
+	}, study.RunOptions{Fatal: fatalEvalError, OnTrial: onTrial})
 	prog.clear()
 	elapsed := time.Since(start).Seconds()
+	switch {
+	case runErr == nil:
+	case ctx.Err() != nil:
+		runErr = fmt.Errorf("%w after %d trials%s", errInterrupted, c.done(), resumeHint(*studyPath, "; continue with"))
+	case errors.Is(runErr, study.ErrTooManyFailures):
+		runErr = fmt.Errorf("%v%s", trimPkg(runErr), resumeHint(*studyPath, "; fix the objective and continue with"))
+	case errors.Is(runErr, study.ErrNoCompleteTrial):
+		runErr = trimPkg(runErr)
+	default:
+		runErr = fmt.Errorf("%v%s", trimPkg(runErr), resumeHint(*studyPath, "; fix the plugin and continue with"))
+	}
 
-	res := newResult(cfg, n, trials, of.top)
+	info = s.Info()
+	res := newResult(sp, info.Arms, s.Trials(), of.top)
 	res.Study = *studyPath
 	res.Seconds = elapsed
 	if evals > 0 {
-		res.PolicyMS = 1e3 * (eng.PolicySeconds - policyStart) / float64(evals)
+		res.PolicyMS = 1e3 * (info.PolicySeconds - policyStart) / float64(evals)
 	}
-	res.LengthScale = eng.lengthScale
-	res.Fits = eng.Fits
-	res.setBestArm(cfg, eng)
+	res.LengthScale = info.LengthScale
+	res.Fits = info.Fits
+	res.Numerics = info.Stats
+	res.setBestArm(sp, s)
 	if runErr != nil {
 		res.Error = runErr.Error()
 	}
-	if err := writeOutputs(stdout, &of, res, cfg, trials); err != nil && runErr == nil {
+	if err := writeOutputs(stdout, &of, res, sp, s.Trials()); err != nil && runErr == nil {
 		runErr = err
 	}
 	return runErr
 }
 
+// stateCounts counts trials by state.
+type stateCounts struct{ complete, failed, pending int }
+
+func (c stateCounts) done() int { return c.complete + c.failed }
+
+func countStates(trials []study.TrialResult) stateCounts {
+	var c stateCounts
+	for _, t := range trials {
+		switch t.State {
+		case study.Complete:
+			c.complete++
+		case study.Failed:
+			c.failed++
+		default:
+			c.pending++
+		}
+	}
+	return c
+}
+
 // writeOutputs prints the result and writes the trace and the plot.
-func writeOutputs(stdout io.Writer, of *outputFlags, res *result, cfg *studyConfig, trials []*trialState) error {
+func writeOutputs(stdout io.Writer, of *outputFlags, res *result, sp *spec, trials []study.TrialResult) error {
 	var err error
 	if of.json {
 		err = res.writeJSON(stdout)
@@ -321,7 +271,7 @@ func writeOutputs(stdout io.Writer, of *outputFlags, res *result, cfg *studyConf
 		return err
 	}
 	if of.trace != "" {
-		if err := writeTraceCSV(of.trace, cfg, trials); err != nil {
+		if err := writeTraceCSV(of.trace, sp, trials); err != nil {
 			return fmt.Errorf("trace: %v", err)
 		}
 		if !of.json {
@@ -329,7 +279,7 @@ func writeOutputs(stdout io.Writer, of *outputFlags, res *result, cfg *studyConf
 		}
 	}
 	if of.plot != "" && res.Complete > 0 {
-		if err := plotStudy(of.plot, cfg, trials); err != nil {
+		if err := plotStudy(of.plot, sp, trials); err != nil {
 			return err
 		}
 		if !of.json {

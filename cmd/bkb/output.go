@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -16,6 +17,9 @@ import (
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 	"github.com/spf13/pflag"
+
+	"github.com/bkb-go/bkb/bandit"
+	"github.com/bkb-go/bkb/study"
 )
 
 // outputFlags are the output options of optimize and status.
@@ -24,14 +28,16 @@ type outputFlags struct {
 	trace    string
 	plot     string
 	top      int
-	progress string
-	quiet    bool
+	progress  string
+	quiet     bool
+	overwrite bool
 }
 
 func (o *outputFlags) register(fs *pflag.FlagSet, withProgress bool) {
 	fs.BoolVar(&o.json, "json", false, "print the result as JSON on stdout instead of a table")
-	fs.StringVar(&o.trace, "trace", "", "write every trial to this CSV file")
+	fs.StringVar(&o.trace, "trace", "", "write every trial to this CSV file (a new file, or one bkb wrote, with --overwrite)")
 	fs.StringVar(&o.plot, "plot", "", "draw the best value so far against the trial to this PNG or SVG file")
+	fs.BoolVar(&o.overwrite, "overwrite", false, "replace existing --trace and --plot files (never a study journal)")
 	fs.IntVar(&o.top, "top", 5, "number of best points in the table")
 	if withProgress {
 		fs.StringVar(&o.progress, "progress", "auto", "progress display: auto (a bar on a terminal, lines otherwise), bar, lines or none")
@@ -39,7 +45,18 @@ func (o *outputFlags) register(fs *pflag.FlagSet, withProgress bool) {
 	}
 }
 
-func (o *outputFlags) check() error {
+// check validates the output flags before anything runs; studyPath is
+// the study's journal, which no output may replace.
+func (o *outputFlags) check(studyPath string) error {
+	if err := checkOutput("--trace", o.trace, o.overwrite, studyPath); err != nil {
+		return err
+	}
+	if err := checkOutput("--plot", o.plot, o.overwrite, studyPath); err != nil {
+		return err
+	}
+	if o.trace != "" && o.trace == o.plot {
+		return usagef("--trace and --plot name the same file %s", o.trace)
+	}
 	if o.top < 0 {
 		return usagef("--top must be >= 0, got %d", o.top)
 	}
@@ -73,12 +90,12 @@ func extOf(path string) string {
 
 // point is one evaluated point in a result.
 type point struct {
-	Trial  int                `json:"trial"`
-	Evals  int                `json:"evaluations"` // complete trials at this arm
-	Arm    int                `json:"arm"`
-	Value  float64            `json:"value"`
-	X      []float64          `json:"x"`
-	Params map[string]float64 `json:"params"`
+	Trial  int          `json:"trial"`
+	Evals  int          `json:"evaluations"` // complete trials at this arm
+	Arm    int          `json:"arm"`
+	Value  float64      `json:"value"`
+	X      []float64    `json:"x"`
+	Params study.Params `json:"params"`
 }
 
 // result is what optimize and status report.
@@ -99,65 +116,51 @@ type result struct {
 	BestArm      *float64    `json:"best_arm_value,omitempty"` // best value over the arm set (built-ins)
 	Seconds      float64     `json:"seconds,omitempty"`
 	PolicyMS     float64     `json:"policy_ms_per_trial,omitempty"`
-	LengthScale  float64     `json:"length_scale"`
-	Fits         []fitResult `json:"length_scale_fits,omitempty"`
-	Error        string      `json:"error,omitempty"`
+	LengthScale  float64           `json:"length_scale"`
+	Fits         []study.FitResult `json:"length_scale_fits,omitempty"`
+	Numerics     bandit.Stats      `json:"model"`
+	Error        string            `json:"error,omitempty"`
 
-	names []string
-}
-
-// better reports whether value a beats b in direction minimize.
-func better(a, b float64, minimize bool) bool {
-	if math.IsNaN(b) {
-		return !math.IsNaN(a)
-	}
-	if minimize {
-		return a < b
-	}
-	return a > b
+	space study.Space
 }
 
 // newResult summarizes trials.
-func newResult(cfg *studyConfig, nArms int, trials []*trialState, top int) *result {
-	r := &result{Objective: cfg.Objective.String(), Direction: cfg.Direction, Policy: cfg.Policy, Arms: nArms,
-		Budget: cfg.Budget, Trials: len(trials), LengthScale: cfg.Kernel.LengthScale, names: cfg.Space.Names, Top: []point{}}
-	var done []*trialState
+func newResult(sp *spec, nArms int, trials []study.TrialResult, top int) *result {
+	cfg := sp.cfg
+	r := &result{Objective: sp.obj.String(), Direction: string(cfg.Direction), Policy: cfg.Policy, Arms: nArms,
+		Budget: cfg.Budget, Trials: len(trials), LengthScale: cfg.Kernel.LengthScale, space: cfg.Space, Top: []point{}}
+	var done []study.TrialResult
 	for _, t := range trials {
-		switch t.Status {
-		case "complete":
+		switch t.State {
+		case study.Complete:
 			r.Complete++
 			done = append(done, t)
-		case "failed":
+		case study.Failed:
 			r.Failed++
 		default:
 			r.Pending++
 		}
 	}
-	min := cfg.minimize()
-	sort.SliceStable(done, func(i, j int) bool { return better(done[i].Value, done[j].Value, min) })
-	// One row per arm (policies may evaluate an arm again), with the best
-	// of its values.
-	evals := map[int]int{}
+	sort.SliceStable(done, func(i, j int) bool { return study.Better(done[i].Value, done[j].Value, cfg.Direction) })
+	// One row per point (policies may evaluate a point again), with the
+	// best of its values.
+	evals := map[string]int{}
 	for _, t := range done {
-		evals[t.Arm]++
+		evals[fmt.Sprint(t.X)]++
 	}
-	seen := map[int]bool{}
+	seen := map[string]bool{}
 	i := -1
 	for _, t := range done {
-		if seen[t.Arm] {
+		key := fmt.Sprint(t.X)
+		if seen[key] {
 			continue
 		}
-		seen[t.Arm] = true
+		seen[key] = true
 		i++
 		if i >= max(top, 1) {
 			break
 		}
-		p := point{Trial: t.Trial, Evals: evals[t.Arm], Arm: t.Arm, Value: t.Value, X: t.X, Params: map[string]float64{}}
-		for k, v := range t.X {
-			if k < len(cfg.Space.Names) {
-				p.Params[cfg.Space.Names[k]] = v
-			}
-		}
+		p := point{Trial: t.Number, Evals: evals[key], Arm: t.Arm, Value: t.Value, X: t.X, Params: t.Params}
 		if i == 0 {
 			b := p
 			r.Best = &b
@@ -166,27 +169,27 @@ func newResult(cfg *studyConfig, nArms int, trials []*trialState, top int) *resu
 			r.Top = append(r.Top, p)
 		}
 	}
-	if f := cfg.function(); f != nil {
+	if f := sp.function(); f != nil && sp.minimize() {
 		opt := f.MinValue
-		if !min {
-			opt = math.NaN() // a maximized built-in has no known maximum
-		}
-		if !math.IsNaN(opt) {
-			r.KnownOptimum = &opt
-		}
+		r.KnownOptimum = &opt
 	}
 	return r
 }
 
 // setBestArm records the best value over the arm set (built-ins only).
-func (r *result) setBestArm(cfg *studyConfig, e *engine) {
-	f := cfg.function()
-	if f == nil || cfg.Objective.Kind != "builtin" {
+func (r *result) setBestArm(sp *spec, s *study.Study) {
+	f := sp.function()
+	if f == nil || sp.obj.Kind != "builtin" {
 		return
 	}
+	arms := s.Arms()
+	if arms == nil {
+		return
+	}
+	n, _ := arms.Dims()
 	best := math.NaN()
-	for i := 0; i < e.n; i++ {
-		if v := f.Value(e.arms.RawRowView(i)); better(v, best, cfg.minimize()) {
+	for i := 0; i < n; i++ {
+		if v := f.Value(arms.RawRowView(i)); study.Better(v, best, sp.cfg.Direction) {
 			best = v
 		}
 	}
@@ -228,12 +231,12 @@ func newMarkdownTable(w io.Writer, header []string) *tablewriter.Table {
 func (r *result) writeText(w io.Writer) error {
 	if len(r.Top) > 0 {
 		fmt.Fprintf(w, "Best %d points of %d complete trials (%s %s):\n", len(r.Top), r.Complete, r.Direction, r.Objective)
-		header := append([]string{"rank", "trial", "value", "evals"}, r.names...)
+		header := append([]string{"rank", "trial", "value", "evals"}, r.space.Names()...)
 		t := newTable(w, header)
 		for i, p := range r.Top {
 			row := []string{strconv.Itoa(i + 1), strconv.Itoa(p.Trial), fmtVal(p.Value), strconv.Itoa(p.Evals)}
-			for _, v := range p.X {
-				row = append(row, fmtVal(v))
+			for k, v := range p.X {
+				row = append(row, r.space.FormatValue(k, v))
 			}
 			if err := t.Append(row); err != nil {
 				return err
@@ -246,7 +249,7 @@ func (r *result) writeText(w io.Writer) error {
 	if r.Best != nil {
 		fmt.Fprintf(w, "best value %s at trial %d:", fmtVal(r.Best.Value), r.Best.Trial)
 		for k, v := range r.Best.X {
-			fmt.Fprintf(w, " %s=%s", r.names[k], fmtVal(v))
+			fmt.Fprintf(w, " %s=%s", r.space.Params[k].Name, r.space.FormatValue(k, v))
 		}
 		fmt.Fprintln(w)
 	} else {
@@ -275,6 +278,10 @@ func (r *result) writeText(w io.Writer) error {
 		fmt.Fprintf(w, "length scale %s (fitted %d times; last at %d observations, log marginal likelihood %.4g)\n",
 			fmtVal(f.LengthScale), len(r.Fits), f.Observations, f.LogMarginal)
 	}
+	if n := r.Numerics; n.VarianceClamps > 0 || n.Jitter > 0 || n.RetryJitter > 0 {
+		fmt.Fprintf(w, "numerics: %d negative variances clamped to 0, %d pivots jittered, %d factorizations retried with jitter (ill-conditioned kernel matrix: try a shorter length scale or a larger lambda)\n",
+			n.VarianceClamps, n.Jitter, n.RetryJitter)
+	}
 	if r.Study != "" {
 		fmt.Fprintf(w, "study journal: %s\n", r.Study)
 	}
@@ -301,48 +308,48 @@ func fmtDuration(s float64) string {
 }
 
 // writeTraceCSV writes one row per trial.
-func writeTraceCSV(path string, cfg *studyConfig, trials []*trialState) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
+func writeTraceCSV(path string, sp *spec, trials []study.TrialResult) error {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
 	header := []string{"trial", "status", "arm", "value", "best_so_far"}
-	fn := cfg.function()
-	known := fn != nil && cfg.minimize() && cfg.Objective.Kind == "builtin"
+	fn := sp.function()
+	known := fn != nil && sp.minimize() && sp.obj.Kind == "builtin"
 	if known {
 		header = append(header, "simple_regret")
 	}
 	header = append(header, "seconds")
-	header = append(header, cfg.Space.Names...)
+	header = append(header, sp.cfg.Space.Names()...)
 	header = append(header, "error")
 	_ = w.Write(header)
 	best := math.NaN()
 	for _, t := range trials {
-		if t.Status == "complete" && better(t.Value, best, cfg.minimize()) {
+		if t.State == study.Complete && study.Better(t.Value, best, sp.cfg.Direction) {
 			best = t.Value
 		}
 		val := ""
-		if t.Status == "complete" {
+		if t.State == study.Complete {
 			val = strconv.FormatFloat(t.Value, 'g', -1, 64)
 		}
-		row := []string{strconv.Itoa(t.Trial), t.Status, strconv.Itoa(t.Arm), val, fmtCSV(best)}
+		row := []string{strconv.Itoa(t.Number), string(t.State), strconv.Itoa(t.Arm), val, fmtCSV(best)}
 		if known {
 			row = append(row, fmtCSV(best-fn.MinValue))
 		}
 		row = append(row, strconv.FormatFloat(t.Seconds, 'g', 6, 64))
-		for _, v := range t.X {
-			row = append(row, strconv.FormatFloat(v, 'g', -1, 64))
+		for k, v := range t.X {
+			if sp.cfg.Space.Params[k].Type == study.TypeCategorical {
+				row = append(row, sp.cfg.Space.FormatValue(k, v))
+			} else {
+				row = append(row, strconv.FormatFloat(v, 'g', -1, 64))
+			}
 		}
 		row = append(row, t.Error)
 		_ = w.Write(row)
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
-		f.Close()
 		return err
 	}
-	return f.Close()
+	return writeFileAtomic(path, buf.Bytes())
 }
 
 func fmtCSV(v float64) string {

@@ -1,10 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"image/color"
 	"math"
-	"os"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -16,6 +17,8 @@ import (
 	_ "gonum.org/v1/plot/vg/vgimg" // png, jpg
 	_ "gonum.org/v1/plot/vg/vgpdf" // pdf
 	_ "gonum.org/v1/plot/vg/vgsvg" // svg
+
+	"github.com/bkb-go/bkb/study"
 )
 
 // savePanels draws plots side by side into path; the format follows the
@@ -46,15 +49,11 @@ func savePanels(path string, panels []*plot.Plot, cols int, w, h vg.Length) erro
 			}
 		}
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := c.WriteTo(f); err != nil {
-		f.Close()
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
 		return fmt.Errorf("plot %s: %v", path, err)
 	}
-	return f.Close()
+	return writeFileAtomic(path, buf.Bytes())
 }
 
 // floorLog keeps values plotted on a log axis positive.
@@ -64,19 +63,19 @@ func floorLog(v float64) float64 { return math.Max(v, 1e-9) }
 // far against the trial number; for a built-in function with a known
 // minimum, a second panel shows the simple regret (best so far - minimum)
 // on a log scale.
-func plotStudy(path string, cfg *studyConfig, trials []*trialState) error {
+func plotStudy(path string, sp *spec, trials []study.TrialResult) error {
 	var vals, bestXY, fails plotter.XYs
 	best := math.NaN()
-	minimize := cfg.minimize()
+	minimize := sp.minimize()
 	for _, t := range trials {
-		x := float64(t.Trial)
-		switch t.Status {
-		case "complete":
+		x := float64(t.Number)
+		switch t.State {
+		case study.Complete:
 			vals = append(vals, plotter.XY{X: x, Y: t.Value})
-			if better(t.Value, best, minimize) {
+			if study.Better(t.Value, best, sp.cfg.Direction) {
 				best = t.Value
 			}
-		case "failed":
+		case study.Failed:
 			fails = append(fails, plotter.XY{X: x})
 		}
 		if !math.IsNaN(best) {
@@ -86,8 +85,32 @@ func plotStudy(path string, cfg *studyConfig, trials []*trialState) error {
 	if len(vals) == 0 {
 		return fmt.Errorf("plot %s: no complete trial to draw", path)
 	}
+	fn := sp.function()
+	known := fn != nil && minimize && sp.obj.Kind == "builtin"
+	// The y range: every best-so-far value and the central 90% of the
+	// values (one wild value must not squash the rest, nor overflow the
+	// axis: values beyond it are drawn at its edge), and the known minimum.
+	lo, hi := yRange(vals, bestXY)
+	if known {
+		lo, hi = math.Min(lo, fn.MinValue), math.Max(hi, fn.MinValue)
+	}
+	if !(hi > lo) {
+		lo, hi = lo-0.5*math.Max(1, math.Abs(lo)), hi+0.5*math.Max(1, math.Abs(hi))
+	}
+	pad := (hi - lo) * 0.05
+	lo, hi = lo-pad, hi+pad
+	// Headroom for the legend on the side away from the best-so-far line.
+	if minimize {
+		hi += (hi - lo) * 0.35
+	} else {
+		lo -= (hi - lo) * 0.35
+	}
+	for i := range vals {
+		vals[i].Y = math.Min(math.Max(vals[i].Y, lo), hi)
+	}
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s: %s with %s", cfg.Objective.String(), cfg.Direction, cfg.Policy)
+	p.Y.Min, p.Y.Max = lo, hi
+	p.Title.Text = fmt.Sprintf("%s: %s with %s", sp.obj.String(), sp.cfg.Direction, sp.cfg.Policy)
 	p.X.Label.Text = "trial"
 	p.Y.Label.Text = "value"
 	p.Add(plotter.NewGrid())
@@ -107,8 +130,6 @@ func plotStudy(path string, cfg *studyConfig, trials []*trialState) error {
 	ln.LineStyle.Color = plotutil.Color(2)
 	p.Add(ln)
 	p.Legend.Add("best so far", ln)
-	fn := cfg.function()
-	known := fn != nil && minimize && cfg.Objective.Kind == "builtin"
 	if known {
 		opt := plotter.NewFunction(func(float64) float64 { return fn.MinValue })
 		opt.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
@@ -117,10 +138,6 @@ func plotStudy(path string, cfg *studyConfig, trials []*trialState) error {
 		p.Legend.Add(fmt.Sprintf("minimum %.6g", fn.MinValue), opt)
 	}
 	if len(fails) > 0 {
-		lo := vals[0].Y
-		for _, v := range vals {
-			lo = math.Min(lo, v.Y)
-		}
 		for i := range fails {
 			fails[i].Y = lo
 		}
@@ -146,7 +163,7 @@ func plotStudy(path string, cfg *studyConfig, trials []*trialState) error {
 		r.X.Label.Text = "trial"
 		r.Y.Label.Text = "regret (log scale)"
 		r.Y.Scale = plot.LogScale{}
-		r.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		r.Y.Tick.Marker = logTicks{}
 		r.X.Tick.Marker = intTicks{}
 		r.Add(plotter.NewGrid())
 		reg := make(plotter.XYs, len(bestXY))
@@ -175,6 +192,64 @@ func (intTicks) Ticks(min, max float64) []plot.Tick {
 		if ticks[i].Label != "" {
 			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'f', -1, 64)
 		}
+	}
+	return ticks
+}
+
+// yRange returns the range of the best-so-far values and of the 5%-95%
+// quantiles of the values, clamped to ±study.MaxAbsValue so that the
+// axis's width is finite.
+func yRange(vals, best plotter.XYs) (lo, hi float64) {
+	ys := make([]float64, len(vals))
+	for i, v := range vals {
+		ys[i] = v.Y
+	}
+	sort.Float64s(ys)
+	lo, hi = ys[int(0.05*float64(len(ys)-1))], ys[int(math.Ceil(0.95*float64(len(ys)-1)))]
+	for _, b := range best {
+		lo, hi = math.Min(lo, b.Y), math.Max(hi, b.Y)
+	}
+	lim := study.MaxAbsValue
+	return math.Min(math.Max(lo, -lim), lim), math.Min(math.Max(hi, -lim), lim)
+}
+
+// logTicks labels a log axis at 1, 2 and 5 times the powers of ten when
+// the range spans few decades (plot.LogTicks labels only powers of ten, so
+// a range inside one decade got a single label), and at powers of ten
+// otherwise.
+type logTicks struct{}
+
+func (logTicks) Ticks(min, max float64) []plot.Tick {
+	if !(min > 0) || !(max > min) {
+		return plot.LogTicks{Prec: -1}.Ticks(min, max)
+	}
+	if math.Log10(max/min) > 3 {
+		return plot.LogTicks{Prec: -1}.Ticks(min, max)
+	}
+	var ticks []plot.Tick
+	for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
+		for _, m := range []float64{1, 2, 3, 4, 5, 6, 7, 8, 9} {
+			v := m * math.Pow(10, e)
+			if v < min || v > max {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || m == 2 || m == 5 {
+				t.Label = strconv.FormatFloat(v, 'g', -1, 64)
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	labelled := 0
+	for _, t := range ticks {
+		if t.Label != "" {
+			labelled++
+		}
+	}
+	if labelled < 2 {
+		// A narrow range: label the ends.
+		ticks = append(ticks, plot.Tick{Value: min, Label: strconv.FormatFloat(min, 'g', 3, 64)},
+			plot.Tick{Value: max, Label: strconv.FormatFloat(max, 'g', 3, 64)})
 	}
 	return ticks
 }
