@@ -42,6 +42,8 @@ type Stats struct {
 	DictionaryChanges int     // BKB: points that entered or left S so far
 	SumVariance       float64 // sum of posterior variances at observed points (d_eff estimate)
 	Jitter            int     // pivots that needed jitter
+	VarianceClamps    int     // variances that rounding made negative, set to 0
+	RetryJitter       int     // diagonal entries jittered by factorization retries
 }
 
 // StatsReporter is implemented by policies that report Stats.
@@ -278,6 +280,10 @@ func (p *GP) Posterior() any { return p.post }
 func (p *GP) Stats() Stats {
 	_, j := p.post.Jitter()
 	s := Stats{Observations: p.post.Len(), DictionarySize: p.post.Len(), SumVariance: p.sumVar, Jitter: j}
+	if n, ok := p.post.(interface{ Numerics() gp.Numerics }); ok {
+		nu := n.Numerics()
+		s.VarianceClamps, s.RetryJitter = nu.VarianceClamps, nu.RetryJitter
+	}
 	if p.dtc != nil {
 		s.DictionarySize = p.dtc.DictionarySize()
 		s.DictionaryChanges = p.dtc.DictionaryChanges()
@@ -298,6 +304,9 @@ func (p *GP) beta() float64 {
 // Ask returns the next arm: the first is uniform at random (seed 004,
 // Alg. 1), later ones maximise the score, ties to the lowest index.
 func (p *GP) Ask() (int, error) {
+	if len(p.pending) >= p.arms {
+		return -1, fmt.Errorf("bandit: all %d arms are pending (asked and not told); tell a reward before asking again", p.arms)
+	}
 	var arm int
 	if p.post.Len() == 0 && len(p.pending) == 0 {
 		arm = p.rng.IntN(p.arms)
@@ -342,6 +351,9 @@ func (p *GP) Ask() (int, error) {
 		arm = acquisition.Argmax(p.scores)
 		if arm < 0 {
 			return -1, errors.New("bandit: every score is NaN")
+		}
+		if sc := p.scores[arm]; math.IsInf(sc, 0) {
+			return -1, fmt.Errorf("bandit: best score is %v (arm %d): the posterior overflowed; rescale the rewards", sc, arm)
 		}
 	}
 	p.pending = append(p.pending, arm)

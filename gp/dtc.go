@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -39,8 +40,21 @@ type Uniform interface {
 //   - a point entering S appends one coordinate to every row; the
 //     variance changes by a Schur-complement term: O(A m);
 //   - a point leaving S rotates the trailing coordinates of every row
-//     (Givens) and drops the last: O(A m) plus an O(m^3) refactor of V;
+//     (Givens) and drops the last: O(A m), and V's factor follows the
+//     rotations in O(m^2) (chol.Factor.RotateRows), never refactored;
+//   - all of one step's changes share one pass over the rows
+//     (changes.go), O(A (k+j) m) arithmetic for k points in and j out;
 //   - a change of more than a third of S rebuilds everything, O(A m^2).
+//
+// The core is exact (issue 13): an inducing point whose pivot
+// k(x,x) - ||z(x)||^2 is below the rounding noise of its computation
+// (Nystrom.pivotNoise, relative to rounding and to the conditioning of
+// the factor, not a fixed fraction of k(x,x)) is dead: it stays in S but
+// contributes no direction, as a pseudo-inverse drops a numerically zero
+// eigenvalue, and the posterior is that of the live points, which span
+// the same space up to rounding. With every observed point in S the DTC
+// posterior then equals the exact GP's (to rounding), and incremental
+// updates equal a rebuild, because both take the same decisions.
 //
 // DTC is not safe for concurrent use.
 type DTC struct {
@@ -76,11 +90,30 @@ type DTC struct {
 	// the posterior from scratch, as the paper's algorithm does.
 	rebuildAlways bool
 
-	w1, w2, w3, w4 []float64
-	rots           []Rotation
-	sel            []int // rows selected by the last resampling
-	obsPass        observePass
-	wg             sync.WaitGroup
+	w1, w2, w3 []float64
+	sel        []int // rows selected by the last resampling
+	obsPass    observePass
+	wg         sync.WaitGroup
+
+	// One step's dictionary changes (changes.go).
+	ops        []chgOp
+	rotBuf     []Rotation
+	arena      []float64
+	mark       []bool // rows brought up to date while ops are planned
+	pendingAdd []int
+	chg        chgPass
+	revived    int
+
+	// Resampling as Algorithm 1 states it: the inclusion probabilities
+	// use sigma~_t, the variances before the newest observation. preVar
+	// holds them for the rows of observed (same order), preValid says
+	// whether an observation was made since the last resampling.
+	preVar        []float64
+	preValid      bool
+	leverageAfter bool
+
+	clamps     int // negative variances set to 0
+	condJitter int // jitter of ConditionalVariances' factorizations
 }
 
 // observePass is the per-observation pass over all rows (see observeRow).
@@ -88,18 +121,24 @@ type observePass struct {
 	r           *rows
 	v           []float64
 	gain, denom float64
+	clamped     atomic.Int64
 }
 
 func (p *observePass) run(lo, hi int) {
 	r, v, m := p.r, p.v, len(p.v)
+	var clamped int64
 	for j := lo; j < hi; j++ {
 		s := dot(v, r.emb[j*r.stride:j*r.stride+m])
 		r.mean[j] += s * p.gain
 		vj := r.vari[j] - s*s/p.denom
 		if vj < 0 {
 			vj = 0
+			clamped++
 		}
 		r.vari[j] = vj
+	}
+	if clamped > 0 {
+		p.clamped.Add(clamped)
 	}
 }
 
@@ -114,6 +153,7 @@ func NewDTC(k kernel.Kernel, dim int, lambda float64) (*DTC, error) {
 	if !(lambda > 0) || math.IsInf(lambda, 0) {
 		return nil, fmt.Errorf("gp: DTC needs a finite noise variance lambda > 0, got %v", lambda)
 	}
+	ny.exact = true
 	g := &DTC{k: k, dim: dim, lambda: lambda, ny: ny, extra: map[string]int{}}
 	g.r = &rows{d: dim, stride: 8}
 	return g, nil
@@ -226,7 +266,7 @@ func (g *DTC) addRow(x []float64) int {
 	z := g.buf(&g.w1, m)
 	res := g.ny.Embed(z, x)
 	q := g.solveV(g.buf(&g.w2, m), z)
-	vari := math.Max(res, 0)/g.lambda + dot(z, q)
+	vari := clampVar(res, &g.clamps)/g.lambda + dot(z, q)
 	i := g.r.add(x, kernel.Diag(g.k, x), z, dot(z, g.beta), vari)
 	g.count = append(g.count, 0)
 	g.ysum = append(g.ysum, 0)
@@ -274,6 +314,7 @@ func (g *DTC) ObserveCandidate(i int, y float64) error {
 }
 
 func (g *DTC) observeRow(i int, y float64) error {
+	g.snapshotPre(i)
 	if g.rebuildAlways {
 		if g.count[i] == 0 {
 			g.observed = append(g.observed, i)
@@ -286,7 +327,7 @@ func (g *DTC) observeRow(i int, y float64) error {
 	m := g.ny.Size()
 	r := g.r
 	g.sinceChange++
-	if g.sinceChange == compactAfter && r.stride > m+m/16 {
+	if g.sinceChange == compactAfter && m > 0 && r.stride > m+m/16 {
 		r.setStride(m)
 	}
 	zn := g.buf(&g.w1, m)
@@ -294,8 +335,7 @@ func (g *DTC) observeRow(i int, y float64) error {
 	v := g.solveV(g.buf(&g.w2, m), zn)
 	denom := 1 + dot(zn, v)
 	resid := y - r.mean[i]
-	// V += zn zn^T (on its factor only: V itself is formed when a removal
-	// needs it), b += zn y.
+	// V += zn zn^T (on its factor), b += zn y.
 	for a := 0; a < m; a++ {
 		g.b[a] += zn[a] * y
 	}
@@ -314,232 +354,25 @@ func (g *DTC) observeRow(i int, y float64) error {
 	if m == 0 {
 		return nil
 	}
-	g.obsPass = observePass{r: r, v: v, gain: resid / denom, denom: denom}
+	g.obsPass.r, g.obsPass.v, g.obsPass.gain, g.obsPass.denom = r, v, resid/denom, denom
 	runRows(r.n(), &g.obsPass, &g.wg)
+	g.clamps += int(g.obsPass.clamped.Swap(0))
 	return nil
 }
 
-// ensureV makes room for an m x m V. Its contents are not kept: V is
-// formed from its factor (formV) or from the data (rebuild) when needed.
-func (g *DTC) ensureV(m int) {
-	if m <= g.vstride {
-		return
-	}
-	s := max(2*g.vstride, 16, m)
-	g.v, g.vstride = make([]float64, s*s), s
-}
-
-// formV writes V = R R^T (order m) from its Cholesky factor. O(m^3/3);
-// only removals need V itself, and they refactor it anyway.
-func (g *DTC) formV(m int) {
-	g.ensureV(m)
-	r, rs := g.vf.Raw()
-	vs := g.vstride
-	for i := 0; i < m; i++ {
-		ri := r[i*rs : i*rs+i+1]
-		for j := 0; j <= i; j++ {
-			v := dot(ri[:j+1], r[j*rs:j*rs+j+1])
-			g.v[i*vs+j], g.v[j*vs+i] = v, v
-		}
-	}
-}
-
-// add puts row i into S: one new coordinate per row. The coefficients of
-// the variance and mean updates depend only on the observed rows, so they
-// are computed first and every row is then read once: O(A m + n m + m^2).
-func (g *DTC) add(i int) {
-	m := g.ny.Size()
-	r := g.r
-	r.ensureCoords(m + 1)
-	zp := g.buf(&g.w1, m)
-	copy(zp, r.row(i))
-	d := g.ny.Add(r.point(i), zp)
-	xp := g.ny.Point(m)
-	// New coordinate of the observed rows, c(x) = (k(x, x_p) - z_p.z(x)) / d,
-	// and from them the new column of V and b.
-	u := g.buf(&g.w2, m+1)
-	for a := range u {
-		u[a] = 0
-	}
-	s := g.lambda
-	var bn float64
+// snapshotPre records, before each observation (of row i), the variances
+// sigma~_t of the observed rows and of row i (Algorithm 1 draws S_{t+1}
+// with them). O(n) for n observed rows; with several observations before
+// one resampling (a batch), the variances before the last one are used.
+func (g *DTC) snapshotPre(i int) {
+	g.preVar = g.preVar[:0]
 	for _, j := range g.observed {
-		row := r.emb[j*r.stride : j*r.stride+m+1]
-		c := (g.k.Eval(r.point(j), xp) - dot(zp, row[:m])) / d
-		wc := float64(g.count[j]) * c
-		for a := 0; a < m; a++ {
-			u[a] += wc * row[a]
-		}
-		s += wc * c
-		bn += c * g.ysum[j]
+		g.preVar = append(g.preVar, g.r.vari[j])
 	}
-	gv := g.solveV(g.buf(&g.w3, m), u[:m])
-	schur := s - dot(u[:m], gv)
-	col := g.buf(&g.w4, m)
-	copy(col, u[:m])
-	g.vf.Append(col, s)
-	g.b = append(g.b, bn)
-	g.beta = append(g.beta, 0)
-	g.solveV(g.beta, g.b)
-	beta := g.beta
-	lam := g.lambda
-	// One pass: the new coordinate, the Schur-complement variance update
-	// var += -c^2/lambda + (c - g.z)^2/schur, and the new mean beta'.z'.
-	parallelFor(r.n(), func(lo, hi int) {
-		for j := lo; j < hi; j++ {
-			row := r.emb[j*r.stride : j*r.stride+m+1]
-			pz, gz, bz := dot3(zp, gv, beta[:m], row[:m])
-			c := (g.k.Eval(r.point(j), xp) - pz) / d
-			row[m] = c
-			t := c - gz
-			vj := r.vari[j] - c*c/lam + t*t/schur
-			if vj < 0 {
-				vj = 0
-			}
-			r.vari[j] = vj
-			r.mean[j] = bz + beta[m]*c
-		}
-	})
-	r.m = m + 1
-	g.pos[i] = m
-	g.dict = append(g.dict, i)
-	g.changes++
-	g.sinceChange = 0
-}
-
-// remove takes row i out of S. O(A m + m^3).
-func (g *DTC) remove(i int) error {
-	m := g.ny.Size()
-	j := g.pos[i]
-	r := g.r
-	g.rots = g.ny.Remove(j, g.rots[:0])
-	rots := g.rots
-	g.formV(m)
-	// V <- G^T V G, b <- G^T b.
-	vs := g.vstride
-	for _, q := range rots {
-		k := q.K
-		for c := 0; c < m; c++ {
-			a, bb := g.v[k*vs+c], g.v[(k+1)*vs+c]
-			g.v[k*vs+c] = q.C*a + q.S*bb
-			g.v[(k+1)*vs+c] = -q.S*a + q.C*bb
-		}
-		for c := 0; c < m; c++ {
-			a, bb := g.v[c*vs+k], g.v[c*vs+k+1]
-			g.v[c*vs+k] = q.C*a + q.S*bb
-			g.v[c*vs+k+1] = -q.S*a + q.C*bb
-		}
-		q.Apply(g.b)
+	if g.count[i] == 0 {
+		g.preVar = append(g.preVar, g.r.vari[i])
 	}
-	mm := m - 1
-	u := g.buf(&g.w2, mm)
-	for a := range u {
-		u[a] = g.v[a*vs+mm]
-	}
-	s := g.v[mm*vs+mm]
-	// V' is the leading block; refactor it (the rotated factor is not
-	// triangular, and removals are rare).
-	if err := g.vf.Factorize(g.v, mm, vs); err != nil {
-		// V' >= lambda I in exact arithmetic; failing here means the state
-		// is corrupt, so rebuild from the data instead.
-		g.dict = append(g.dict[:j], g.dict[j+1:]...)
-		g.pos[i] = -1
-		return g.rebuild()
-	}
-	gv := g.solveV(g.buf(&g.w3, mm), u)
-	schur := s - dot(u, gv)
-	g.b = g.b[:mm]
-	g.beta = g.beta[:mm]
-	g.solveV(g.beta, g.b)
-	beta := g.beta
-	lam := g.lambda
-	parallelFor(r.n(), func(lo, hi int) {
-		for jj := lo; jj < hi; jj++ {
-			row := r.emb[jj*r.stride : jj*r.stride+m]
-			for _, q := range rots {
-				q.Apply(row)
-			}
-			c := row[mm]
-			row[mm] = 0
-			gz, bz := dot2(gv, beta, row[:mm])
-			t := c - gz
-			vj := r.vari[jj] + c*c/lam - t*t/schur
-			if vj < 0 {
-				vj = 0
-			}
-			r.vari[jj] = vj
-			r.mean[jj] = bz
-		}
-	})
-	r.m = mm
-	g.dict = append(g.dict[:j], g.dict[j+1:]...)
-	for p := j; p < len(g.dict); p++ {
-		g.pos[g.dict[p]] = p
-	}
-	g.pos[i] = -1
-	g.changes++
-	g.sinceChange = 0
-	return nil
-}
-
-// SetDictionary makes S the given rows (in that order for new points).
-// Small changes are applied incrementally (O(A m) per point); when more
-// than a third of S changes the posterior is rebuilt (O(A m^2)).
-// It returns how many points entered and left S.
-func (g *DTC) SetDictionary(rows []int) (added, removed int, err error) {
-	want := make(map[int]bool, len(rows))
-	for _, i := range rows {
-		if i < 0 || i >= g.r.n() {
-			return 0, 0, fmt.Errorf("gp: dictionary row %d out of range [0,%d)", i, g.r.n())
-		}
-		if want[i] {
-			return 0, 0, fmt.Errorf("gp: dictionary row %d listed twice", i)
-		}
-		want[i] = true
-	}
-	var rem []int
-	for _, i := range g.dict {
-		if !want[i] {
-			rem = append(rem, i)
-		}
-	}
-	var add []int
-	for _, i := range rows {
-		if g.pos[i] < 0 {
-			add = append(add, i)
-		}
-	}
-	n := len(add) + len(rem)
-	if n == 0 {
-		return 0, 0, nil
-	}
-	if g.rebuildAlways || 3*n > len(g.dict)+3 {
-		for _, i := range rem {
-			g.pos[i] = -1
-		}
-		kept := g.dict[:0]
-		for _, i := range g.dict {
-			if want[i] {
-				kept = append(kept, i)
-			}
-		}
-		g.dict = append(kept, add...)
-		for p, i := range g.dict {
-			g.pos[i] = p
-		}
-		g.changes += n
-		return len(add), len(rem), g.rebuild()
-	}
-	// Remove from the back so that fewer coordinates are rotated.
-	for k := len(rem) - 1; k >= 0; k-- {
-		if err := g.remove(rem[k]); err != nil {
-			return len(add), len(rem), err
-		}
-	}
-	for _, i := range add {
-		g.add(i)
-	}
-	return len(add), len(rem), nil
+	g.preValid = true
 }
 
 // compactAfter is the number of observations with S unchanged after which
@@ -571,7 +404,7 @@ func (g *DTC) rebuild() error {
 	for _, i := range g.dict {
 		g.ny.Add(r.point(i), nil)
 	}
-	m := len(g.dict)
+	m := g.ny.Size()
 	r.ensureCoords(m)
 	r.m = m
 	parallelFor(r.n(), func(lo, hi int) {
@@ -610,13 +443,19 @@ func (g *DTC) rebuild() error {
 	}
 	g.beta = append(g.beta[:0], make([]float64, m)...)
 	g.solveV(g.beta, g.b)
+	var clamped atomic.Int64
+	defer func() { g.clamps += int(clamped.Load()) }()
 	parallelFor(r.n(), func(lo, hi int) {
 		q := make([]float64, m)
 		for j := lo; j < hi; j++ {
 			z := r.row(j)
 			copy(q, z)
 			g.vf.SolveL(q)
-			res := math.Max(r.kdiag[j]-dot(z, z), 0)
+			res := r.kdiag[j] - dot(z, z)
+			if res < 0 {
+				res = 0
+				clamped.Add(1)
+			}
 			r.vari[j] = res/g.lambda + dot(q, q)
 			r.mean[j] = dot(g.beta, z)
 		}
@@ -637,29 +476,73 @@ func (g *DTC) Predict(x []float64) (mean, variance float64, err error) {
 	return dot(z, g.beta), math.Max(res, 0)/g.lambda + dot(q, q), nil
 }
 
-// InclusionProbability returns min(1, qbar * sigma~^2(x_i) * count_i), the
-// probability that observed row i is in the next dictionary (ridge
-// leverage score sampling; bkb.md, with counts as in batch-bkb).
+// InclusionProbability returns min(1, qbar * sigma~^2(x_i) * count_i)
+// with the current variance of row i: the probability that observed row i
+// would be in a dictionary drawn now (ridge leverage score sampling;
+// bkb.md, with counts as in batch-bkb). Resample itself uses the
+// variances before the newest observation; see Resample.
 func (g *DTC) InclusionProbability(i int, qbar float64) float64 {
 	return math.Min(1, qbar*g.r.vari[i]*float64(g.count[i]))
 }
 
+// inclusion is the probability that Resample uses for the k-th observed
+// row: as InclusionProbability, with sigma~_t (before the newest
+// observation) unless SetLeverageAfterObservation is on or no
+// observation was made since the last resampling.
+func (g *DTC) inclusion(k int, qbar float64) float64 {
+	i := g.observed[k]
+	v := g.r.vari[i]
+	if g.preValid && !g.leverageAfter {
+		v = g.preVar[k]
+	}
+	return math.Min(1, qbar*v*float64(g.count[i]))
+}
+
+// SetLeverageAfterObservation makes Resample and ResampleIncremental
+// compute the inclusion probabilities from the variances after the
+// newest observation (sigma~_{t+1}, the ridge leverage scores of all the
+// data), which is what this package did before issue 13. The default
+// follows Algorithm 1 of seed 004: p_{t+1,i} = qbar sigma~_t^2(x_i), the
+// variances under S_t and X_t, before y_{t+1}; Theorem 3.1's argument
+// that sigma~ over-estimates sigma needs that order. The two differ only
+// in which posterior the probabilities are read from; the after-order
+// gives slightly smaller probabilities (variances only shrink with data),
+// so slightly smaller dictionaries.
+func (g *DTC) SetLeverageAfterObservation(on bool) { g.leverageAfter = on }
+
 // Resample draws a fresh dictionary: each observed row enters with
-// probability InclusionProbability(i, qbar), independently, as BKB's
-// algorithm states. Variances are those after the latest observation
-// (the ridge leverage scores of the current data). It returns how many
-// points entered and left S.
+// probability min(1, qbar sigma~_t^2(x_i) count_i), independently, as
+// BKB's Algorithm 1 states it (sigma~_t: the variance before the newest
+// observation; see SetLeverageAfterObservation). After the first
+// observation S_1 = {x_1}, as Algorithm 1 initialises it, so that the
+// first draw never leaves S empty. It returns how many points entered
+// and left S.
 func (g *DTC) Resample(src Uniform, qbar float64) (added, removed int, err error) {
 	if !(qbar > 0) {
 		return 0, 0, fmt.Errorf("gp: qbar must be positive, got %v", qbar)
 	}
 	g.sel = g.sel[:0]
-	for _, i := range g.observed {
-		if src.Float64() < g.InclusionProbability(i, qbar) {
-			g.sel = append(g.sel, i)
+	if g.firstDictionary() {
+		return g.applySelection()
+	}
+	for k := range g.observed {
+		if src.Float64() < g.inclusion(k, qbar) {
+			g.sel = append(g.sel, g.observed[k])
 		}
 	}
+	g.preValid = false
 	return g.applySelection()
+}
+
+// firstDictionary sets the selection to S_1 = {x_1} when exactly one
+// observation has been made.
+func (g *DTC) firstDictionary() bool {
+	if g.nobs != 1 {
+		return false
+	}
+	g.sel = append(g.sel, g.observed[0])
+	g.preValid = false
+	return true
 }
 
 // applySelection makes S the rows in g.sel (a subset of the observed rows,
@@ -698,14 +581,18 @@ func (g *DTC) ResampleIncremental(src Uniform, qbar float64) (added, removed int
 		return 0, 0, fmt.Errorf("gp: qbar must be positive, got %v", qbar)
 	}
 	g.sel = g.sel[:0]
-	for _, i := range g.observed {
+	if g.firstDictionary() {
+		return g.applySelection()
+	}
+	for k, i := range g.observed {
 		if math.IsNaN(g.thresh[i]) {
 			g.thresh[i] = src.Float64()
 		}
-		if g.thresh[i] < g.InclusionProbability(i, qbar) {
+		if g.thresh[i] < g.inclusion(k, qbar) {
 			g.sel = append(g.sel, i)
 		}
 	}
+	g.preValid = false
 	return g.applySelection()
 }
 
@@ -728,4 +615,37 @@ func (g *DTC) keepOrder(rows []int) []int {
 		}
 	}
 	return out
+}
+
+// clampVar returns v, or 0 with the clamp counted in *n when rounding
+// made it negative.
+func clampVar(v float64, n *int) float64 {
+	if v < 0 {
+		*n++
+		return 0
+	}
+	return v
+}
+
+// Numerics counts the numerical safeguards that fired in a posterior, so
+// that a caller can say when they happened (issue 13).
+type Numerics struct {
+	// VarianceClamps counts variances that rounding made negative and
+	// that were set to 0.
+	VarianceClamps int
+	// RetryJitter counts diagonal entries that chol.Factorize had to
+	// jitter (conditioning on pending points, rebuilds).
+	RetryJitter int
+	// DeadPivots is the number of inducing points that currently
+	// contribute no direction (DTC: pivot below rounding noise).
+	DeadPivots int
+	// Revived counts dead inducing points that became live again after
+	// the point they depended on left S (DTC).
+	Revived int
+}
+
+// Numerics reports the numerical safeguards that fired so far.
+func (g *DTC) Numerics() Numerics {
+	_, j := g.vf.Jitter()
+	return Numerics{VarianceClamps: g.clamps, RetryJitter: j + g.condJitter, DeadPivots: g.ny.ndead, Revived: g.revived}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -43,19 +44,29 @@ type Exact struct {
 	work []float64
 	pass exactPass
 	wg   sync.WaitGroup
+
+	clamps     int // negative variances set to 0
+	condJitter int // jitter of ConditionalVariances' factorizations
 }
 
 // exactPass appends the new coordinate c_new(x) to every candidate's
 // column and applies the rank-one mean and variance updates.
 type exactPass struct {
-	g    *Exact
-	x    []float64
-	l    []float64
-	d, a float64
+	g       *Exact
+	x       []float64
+	l       []float64
+	d, a    float64
+	clamped atomic.Int64
 }
 
 func (p *exactPass) run(lo, hi int) {
 	g, c, l, t := p.g, p.g.cand, p.l, len(p.l)
+	var clamped int64
+	defer func() {
+		if clamped > 0 {
+			p.clamped.Add(clamped)
+		}
+	}()
 	for i := lo; i < hi; i++ {
 		row := c.emb[i*c.stride : i*c.stride+t+1]
 		cn := (g.k.Eval(c.x[i*c.d:(i+1)*c.d], p.x) - dot(l, row[:t])) / p.d
@@ -64,6 +75,7 @@ func (p *exactPass) run(lo, hi int) {
 		v := c.vari[i] - cn*cn
 		if v < 0 {
 			v = 0
+			clamped++
 		}
 		c.vari[i] = v
 	}
@@ -194,8 +206,9 @@ func (g *Exact) observe(x []float64, y float64, l []float64) {
 		return
 	}
 	c.ensureCoords(t + 1)
-	g.pass = exactPass{g: g, x: x, l: l, d: d, a: a}
+	g.pass.g, g.pass.x, g.pass.l, g.pass.d, g.pass.a = g, x, l, d, a
 	runRows(c.n(), &g.pass, &g.wg)
+	g.clamps += int(g.pass.clamped.Swap(0))
 	c.m = t + 1
 }
 
@@ -274,6 +287,7 @@ func (g *Exact) Rebuild() error {
 	}
 	c.ensureCoords(t)
 	c.m = t
+	var clamped atomic.Int64
 	parallelFor(c.n(), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			row := c.emb[i*c.stride : i*c.stride+t]
@@ -283,8 +297,20 @@ func (g *Exact) Rebuild() error {
 			}
 			g.l.SolveL(row)
 			c.mean[i] = dot(row, g.alpha)
-			c.vari[i] = math.Max(c.kdiag[i]-dot(row, row), 0)
+			v := c.kdiag[i] - dot(row, row)
+			if v < 0 {
+				v = 0
+				clamped.Add(1)
+			}
+			c.vari[i] = v
 		}
 	})
+	g.clamps += int(clamped.Load())
 	return nil
+}
+
+// Numerics reports the numerical safeguards that fired so far.
+func (g *Exact) Numerics() Numerics {
+	_, j := g.l.Jitter()
+	return Numerics{VarianceClamps: g.clamps, RetryJitter: j + g.condJitter}
 }

@@ -2,6 +2,7 @@ package gp
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/bkb-go/bkb/internal/chol"
 	"github.com/bkb-go/bkb/kernel"
@@ -28,6 +29,18 @@ type Nystrom struct {
 	diag   []float64 // k(s, s) for s in S
 	l      chol.Factor
 	work   []float64
+
+	// exact selects the exact core that DTC uses (issue 13): a point
+	// whose pivot is below the rounding noise of its computation is
+	// "dead": it stays in S (so positions and indices are unchanged) but
+	// contributes no direction, as a pseudo-inverse would drop it. Its
+	// row of L is the unit row and its entry of every kernel column is 0,
+	// so every embedding's coordinate for it is exactly 0 and the factor
+	// stays well conditioned. Without it (the online learners), Add
+	// floors the pivot at PivotFloor instead.
+	exact bool
+	dead  []bool
+	ndead int
 }
 
 // NewNystrom returns an empty embedding for points of dimension dim.
@@ -62,6 +75,13 @@ func (n *Nystrom) Jitter() (total float64, count int) { return n.l.Jitter() }
 func (n *Nystrom) KernelColumn(dst, x []float64) {
 	for j := range dst[:n.Size()] {
 		dst[j] = n.k.Eval(n.points[j*n.dim:(j+1)*n.dim], x)
+	}
+	if n.ndead > 0 {
+		for j, dd := range n.dead {
+			if dd {
+				dst[j] = 0
+			}
+		}
 	}
 }
 
@@ -101,11 +121,99 @@ func (n *Nystrom) Add(x, z []float64) (pivot float64) {
 		n.Embed(z, x)
 	}
 	kxx := kernel.Diag(n.k, x)
+	if n.exact {
+		pivot, _ = n.addExact(x, z, kxx)
+		return pivot
+	}
 	pivot = n.l.AppendSolvedFloor(z, kxx, PivotFloor)
 	n.points = append(n.points, x...)
 	n.diag = append(n.diag, kxx)
+	n.dead = append(n.dead, false)
 	return pivot
 }
+
+// pivotNoise is the rounding noise of a computed squared pivot
+// k(x,x) - ||z||^2 with z = L^{-1} k_S(x) over the first p positions:
+// the sum itself is off by about (p+1) eps k(x,x), and the triangular
+// solve amplifies the rounding of k_S(x) by up to cond(L), estimated by
+// the ratio of the largest to the smallest live pivot. A squared pivot
+// below it carries no information about a new direction. The constant 8
+// is a safety factor on these first-order estimates; the reference tests
+// (exact_core_test.go) check that it keeps DTC within 1e-8 of a
+// higher-precision solve where lambda >= 1e-4.
+func (n *Nystrom) pivotNoise(kxx float64, p int) float64 {
+	lo, hi := math.Inf(1), 0.0
+	for j := 0; j < p; j++ {
+		if n.dead[j] {
+			continue
+		}
+		d := n.l.At(j, j)
+		lo, hi = math.Min(lo, d), math.Max(hi, d)
+	}
+	cond := 1.0
+	if hi > 0 {
+		cond = hi / lo
+	}
+	const eps = 0x1p-52
+	return 8 * eps * float64(p+1) * math.Abs(kxx) * cond
+}
+
+// addExact appends x in the exact core: a live point with its true pivot,
+// or, when the squared pivot is below pivotNoise, a dead one (unit row of
+// L, zero coordinate in every embedding). It returns the pivot (+Inf for
+// a dead point, so that every new coordinate (k - z_p.z)/pivot is 0).
+func (n *Nystrom) addExact(x, z []float64, kxx float64) (pivot float64, dead bool) {
+	m := n.Size()
+	var ss float64
+	for _, v := range z[:m] {
+		ss += v * v
+	}
+	d2 := kxx - ss
+	if !(d2 > n.pivotNoise(kxx, m)) {
+		if cap(n.work) < m {
+			n.work = make([]float64, 2*m+16)
+		}
+		zero := n.work[:m]
+		for j := range zero {
+			zero[j] = 0
+		}
+		n.l.AppendSolvedFloor(zero, 1, 0)
+		dead = true
+		n.ndead++
+		pivot = math.Inf(1)
+	} else {
+		pivot = n.l.AppendSolvedFloor(z[:m], kxx, 0)
+	}
+	n.points = append(n.points, x...)
+	n.diag = append(n.diag, kxx)
+	n.dead = append(n.dead, dead)
+	return pivot, dead
+}
+
+// liveAt reports whether the inducing point at position p, a dead one,
+// would now be live if it were appended after the points before it (a
+// removal can take away the point it depended on). O(p^2 + p d).
+func (n *Nystrom) liveAt(p int, work []float64) bool {
+	z := work[:p]
+	x := n.Point(p)
+	for j := 0; j < p; j++ {
+		if n.dead[j] {
+			z[j] = 0
+		} else {
+			z[j] = n.k.Eval(n.Point(j), x)
+		}
+	}
+	n.l.SolveLPrefix(z, p)
+	var ss float64
+	for _, v := range z {
+		ss += v * v
+	}
+	return n.diag[p]-ss > n.pivotNoise(n.diag[p], p)
+}
+
+// Dead reports whether inducing point j contributes no direction (exact
+// core only; see DTC).
+func (n *Nystrom) Dead(j int) bool { return n.dead[j] }
 
 // PivotFloor is the relative floor of a new inducing point's squared
 // pivot k(x,x) - ||z(x)||^2. K_SS has no ridge, and for points nearly in
@@ -145,6 +253,11 @@ func (n *Nystrom) Remove(j int, rots []Rotation) []Rotation {
 	n.points = n.points[:(m-1)*n.dim]
 	copy(n.diag[j:], n.diag[j+1:])
 	n.diag = n.diag[:m-1]
+	if n.dead[j] {
+		n.ndead--
+	}
+	copy(n.dead[j:], n.dead[j+1:])
+	n.dead = n.dead[:m-1]
 	return rots
 }
 
@@ -153,4 +266,6 @@ func (n *Nystrom) Reset() {
 	n.l.Reset()
 	n.points = n.points[:0]
 	n.diag = n.diag[:0]
+	n.dead = n.dead[:0]
+	n.ndead = 0
 }

@@ -2,7 +2,7 @@ package gp
 
 import (
 	"fmt"
-	"math"
+	"sync/atomic"
 
 	"github.com/bkb-go/bkb/internal/chol"
 )
@@ -42,6 +42,10 @@ func (g *Exact) ConditionalVariances(dst []float64, pending []int) error {
 	if err := f.Factorize(cpp, p, p); err != nil {
 		return fmt.Errorf("gp: covariance of pending candidates: %w", err)
 	}
+	_, jit := f.Jitter()
+	g.condJitter += jit
+	var clamped atomic.Int64
+	defer func() { g.clamps += int(clamped.Load()) }()
 	parallelFor(c.n(), func(lo, hi int) {
 		w := make([]float64, p)
 		for i := lo; i < hi; i++ {
@@ -50,7 +54,12 @@ func (g *Exact) ConditionalVariances(dst []float64, pending []int) error {
 				w[a] = g.k.Eval(x, c.point(ia)) - dot(row, c.row(ia)[:t])
 			}
 			f.SolveL(w)
-			dst[i] = math.Max(c.vari[i]-dot(w, w), 0)
+			v := c.vari[i] - dot(w, w)
+			if v < 0 {
+				v = 0
+				clamped.Add(1)
+			}
+			dst[i] = v
 		}
 	})
 	return nil
@@ -91,6 +100,10 @@ func (g *DTC) ConditionalVariances(dst []float64, pending []int) error {
 	if err := f.Factorize(cpp, p, p); err != nil {
 		return fmt.Errorf("gp: covariance of pending candidates: %w", err)
 	}
+	_, jit := f.Jitter()
+	g.condJitter += jit
+	var clamped atomic.Int64
+	defer func() { g.clamps += int(clamped.Load()) }()
 	parallelFor(g.nc, func(lo, hi int) {
 		w := make([]float64, p)
 		for i := lo; i < hi; i++ {
@@ -99,7 +112,12 @@ func (g *DTC) ConditionalVariances(dst []float64, pending []int) error {
 				w[a] = dot(z, gcols[a*m:(a+1)*m])
 			}
 			f.SolveL(w)
-			dst[i] = math.Max(r.vari[i]-dot(w, w), 0)
+			v := r.vari[i] - dot(w, w)
+			if v < 0 {
+				v = 0
+				clamped.Add(1)
+			}
+			dst[i] = v
 		}
 	})
 	return nil

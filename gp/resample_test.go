@@ -78,6 +78,9 @@ func (f *sizeLawFixture) build(t testing.TB) *DTC {
 	if err := g.SetCandidates(f.cand); err != nil {
 		t.Fatal(err)
 	}
+	// The law is checked on a fixed state with its current variances,
+	// which the exact GP below reproduces.
+	g.SetLeverageAfterObservation(true)
 	var rows []int
 	for s, i := range f.arms {
 		if g.Count(i) == 0 {
@@ -301,6 +304,8 @@ func runLoop(t testing.TB, cfg loopConfig, hook func(r *loopRun, s loopStep)) *l
 		r.arms = append(r.arms, arm)
 		r.ys = append(r.ys, y)
 		r.seen[arm] = true
+		// Algorithm 1 draws S_{t+1} with the variances before y_{t+1}.
+		copy(prob, r.g.Variances())
 		if err := r.g.ObserveCandidate(arm, y); err != nil {
 			t.Fatal(err)
 		}
@@ -308,7 +313,13 @@ func runLoop(t testing.TB, cfg loopConfig, hook func(r *loopRun, s loopStep)) *l
 			t.Fatal(err)
 		}
 		for i := range prob {
-			prob[i] = math.Min(1, cfg.qbar*r.g.Variances()[i]*float64(r.g.Count(i)))
+			prob[i] = math.Min(1, cfg.qbar*prob[i]*float64(r.g.Count(i)))
+			if s == 0 { // S_1 = {x_1}
+				prob[i] = 0
+				if i == arm {
+					prob[i] = 1
+				}
+			}
 		}
 		added, removed, err := cfg.rs.f(r.g, src, cfg.qbar)
 		if err != nil {
@@ -400,6 +411,9 @@ func TestResampleSizeMartingale(t *testing.T) {
 		cfg := loopConfig{arms: 200, dim: 2, lengthScale: 0.3, lambda: 0.1, explore: 0.3, steps: 300, qbar: 2, rs: resamplers[1], seed: 7}
 		first := map[int]float64{}
 		runLoop(t, cfg, func(r *loopRun, s loopStep) {
+			if s.t == 0 { // S_1 = {x_1}: no threshold is drawn yet
+				return
+			}
 			for i, p := range s.prob {
 				if r.g.Count(i) == 0 {
 					continue

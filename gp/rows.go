@@ -47,11 +47,37 @@ func (r *rows) ensureCoords(m int) {
 	r.setStride(s)
 }
 
+// setStride re-lays out the embedding with stride s. It reuses the
+// current buffer when it is large enough (rows move down when the stride
+// shrinks, up, last row first, when it grows; one serial memmove pass), so
+// compacting never allocates and a growth allocates only when the
+// capacity is exhausted; a new buffer gets half as much again in spare
+// capacity, so that the next growth reuses it (issue 13: no fresh
+// allocation of the whole embedding per growth).
 func (r *rows) setStride(s int) {
 	n := r.n()
-	e := make([]float64, n*s, (n+1)*s)
+	if s < 1 {
+		s = 1
+	}
+	need := n * s
+	m := min(r.m, s)
+	if cap(r.emb) >= need {
+		e := r.emb[:max(need, len(r.emb))]
+		if s <= r.stride {
+			for i := 0; i < n; i++ {
+				copy(e[i*s:i*s+m], e[i*r.stride:i*r.stride+m])
+			}
+		} else {
+			for i := n - 1; i >= 0; i-- {
+				copy(e[i*s:i*s+m], e[i*r.stride:i*r.stride+m])
+			}
+		}
+		r.emb, r.stride = e[:need], s
+		return
+	}
+	e := make([]float64, need, need+need/2+s)
 	for i := 0; i < n; i++ {
-		copy(e[i*s:i*s+r.m], r.emb[i*r.stride:i*r.stride+r.m])
+		copy(e[i*s:i*s+m], r.emb[i*r.stride:i*r.stride+m])
 	}
 	r.emb, r.stride = e, s
 }
@@ -127,9 +153,19 @@ func checkPoint(x []float64, d int) error {
 	return nil
 }
 
+// MaxAbsValue is the largest magnitude of an observed value. Posterior
+// means sum observed values (weighted by counts and by embeddings up to
+// 1/sqrt(lambda)), so values near the float64 range (1e308) overflow to
+// +Inf after a few observations; 1e100 leaves room for 1e100 times that
+// and is far beyond any reward that is not a units mistake.
+const MaxAbsValue = 1e100
+
 func checkValue(y float64) error {
 	if math.IsNaN(y) || math.IsInf(y, 0) {
 		return fmt.Errorf("gp: observed value is %v", y)
+	}
+	if math.Abs(y) > MaxAbsValue {
+		return fmt.Errorf("gp: observed value %g is beyond +-%g: the posterior sums would overflow; rescale the values", y, MaxAbsValue)
 	}
 	return nil
 }

@@ -315,3 +315,96 @@ func (f *Factor) Factorize(a []float64, n, lda int) error {
 		}
 	}
 }
+
+// RotateRows replaces A by Q A Q^T, where Q applies the rotations in
+// order (each acting on coordinates (K, K+1) as Rotation.Apply does), and
+// keeps L its Cholesky factor without refactoring: Q L is lower triangular
+// except for one entry above the diagonal per rotation, which a rotation
+// of the columns (K, K+1) removes again (Q L G G^T L^T Q^T = Q A Q^T for
+// orthogonal G). Each rotation costs O(n), so the rotations that a
+// removal from a Nystrom dictionary produces (Remove) cost O(n^2) in all,
+// instead of the O(n^3) of forming and refactoring Q A Q^T.
+func (f *Factor) RotateRows(rots []Rotation) {
+	n, s, L := f.n, f.stride, f.data
+	for _, q := range rots {
+		k := q.K
+		if k < 0 || k+1 >= n {
+			panic(fmt.Sprintf("chol: rotation on (%d,%d) out of range for order %d", k, k+1, n))
+		}
+		// Rows k and k+1: row k has entries 0..k, row k+1 entries 0..k+1;
+		// the rotated row k gains the entry (k, k+1).
+		rk, rk1 := L[k*s:k*s+k+2], L[(k+1)*s:(k+1)*s+k+2]
+		rk[k+1] = 0
+		for c := 0; c <= k+1; c++ {
+			u, v := rk[c], rk1[c]
+			rk[c] = q.C*u + q.S*v
+			rk1[c] = -q.S*u + q.C*v
+		}
+		// Column rotation on (k, k+1) zeroing L[k][k+1]; rows above k are
+		// zero in both columns.
+		a, b := rk[k], rk[k+1]
+		r := math.Hypot(a, b)
+		if r == 0 {
+			continue
+		}
+		c, sn := a/r, b/r
+		for i := k; i < n; i++ {
+			u, v := L[i*s+k], L[i*s+k+1]
+			L[i*s+k] = c*u + sn*v
+			L[i*s+k+1] = -sn*u + c*v
+		}
+		rk[k+1] = 0
+		// Keep the diagonal positive: flipping the sign of a column of L
+		// leaves L L^T unchanged.
+		for _, j := range [2]int{k, k + 1} {
+			if L[j*s+j] < 0 {
+				for i := j; i < n; i++ {
+					L[i*s+j] = -L[i*s+j]
+				}
+			}
+		}
+	}
+}
+
+// Truncate keeps the leading n x n block of A: the leading block of a
+// lower-triangular factor is the factor of the leading block. O(1).
+func (f *Factor) Truncate(n int) {
+	if n < 0 || n > f.n {
+		panic(fmt.Sprintf("chol: truncate to %d, order %d", n, f.n))
+	}
+	f.n = n
+}
+
+// CondEstimate returns max_i L_ii / min_i L_ii, a cheap lower bound on
+// the condition number of L (the square root of A's), which bounds how much
+// a triangular solve amplifies rounding. It is 1 for an empty factor.
+func (f *Factor) CondEstimate() float64 {
+	if f.n == 0 {
+		return 1
+	}
+	lo, hi := math.Inf(1), 0.0
+	for i := 0; i < f.n; i++ {
+		d := f.data[i*f.stride+i]
+		lo, hi = math.Min(lo, d), math.Max(hi, d)
+	}
+	return hi / lo
+}
+
+// AddJitter records jitter added to A's diagonal by the caller (count
+// pivots, total amount), so that Jitter reports it.
+func (f *Factor) AddJitter(total float64, count int) {
+	f.jitter += total
+	f.jittered += count
+}
+
+// SolveLPrefix overwrites x[:p] with L_p^{-1} x[:p], L_p the leading p x p
+// block of L (the factor of A's leading block). O(p^2).
+func (f *Factor) SolveLPrefix(x []float64, p int) {
+	if p < 0 || p > f.n {
+		panic(fmt.Sprintf("chol: prefix %d of order %d", p, f.n))
+	}
+	if p == 0 {
+		return
+	}
+	blas64.Implementation().Dtrsv(blas.Lower, blas.NoTrans, blas.NonUnit, p, f.data, f.stride, x[:p], 1)
+}

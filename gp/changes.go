@@ -1,0 +1,334 @@
+package gp
+
+import (
+	"fmt"
+	"sync/atomic"
+)
+
+// Dictionary changes of the DTC posterior (issue 13): all of one step's
+// changes, k points in and j out, cost one pass over the rows.
+//
+// A change is planned on the small side first (the factor of K_SS, the
+// factor R of V, b and beta, O(m^2) each) and recorded as an op. The rows
+// of observed points (and of points entering S) are needed by later ops
+// (a new point's column of V sums over them), so they are brought up to
+// date op by op as the ops are planned, O(n m) per op for n observed
+// rows. Every other row is then read once and all ops applied to it while
+// it is in cache: O((k+j) m) arithmetic per row and one pass of memory
+// traffic, instead of k+j passes.
+
+// chgOp is one planned change of S, applied to a row by apply.
+type chgOp struct {
+	remove bool
+	m      int // |S| before the op
+	rots   []Rotation
+	// Removal: the coordinate c that is dropped (after the rotations)
+	// changes the variance by c^2/lambda - (c - gv.z')^2/schur.
+	// Addition: the new coordinate c = (k(x,x_p) - zp.z)/d (0 for a dead
+	// point) changes it by -c^2/lambda + (c - gv.z)^2/schur.
+	gv    []float64
+	schur float64
+	zp    []float64
+	d     float64
+	xp    []float64
+	dead  bool
+}
+
+// apply applies the op to the embedding row (capacity >= max(m, m+1)) of
+// the point x and returns the new variance.
+func (o *chgOp) apply(g *DTC, row, x []float64, vari float64) float64 {
+	lam := g.lambda
+	if o.remove {
+		for _, q := range o.rots {
+			q.Apply(row)
+		}
+		mm := o.m - 1
+		c := row[mm]
+		row[mm] = 0
+		t := c - dot(o.gv, row[:mm])
+		return vari + c*c/lam - t*t/o.schur
+	}
+	m := o.m
+	if o.dead {
+		row[m] = 0
+		return vari
+	}
+	pz, gz := dot2(o.zp, o.gv, row[:m])
+	c := (g.k.Eval(x, o.xp) - pz) / o.d
+	row[m] = c
+	t := c - gz
+	return vari - c*c/lam + t*t/o.schur
+}
+
+// chgPass applies every planned op to the rows not brought up to date in
+// planning, and sets every row's mean to beta.z.
+type chgPass struct {
+	g       *DTC
+	clamped atomic.Int64
+}
+
+func (p *chgPass) run(lo, hi int) {
+	g := p.g
+	r, ops, m := g.r, g.ops, len(g.beta)
+	var clamped int64
+	for j := lo; j < hi; j++ {
+		row := r.emb[j*r.stride : (j+1)*r.stride]
+		if !g.early(j) {
+			x := r.point(j)
+			v := r.vari[j]
+			for k := range ops {
+				v = ops[k].apply(g, row, x, v)
+			}
+			if v < 0 {
+				v = 0
+				clamped++
+			}
+			r.vari[j] = v
+		}
+		r.mean[j] = dot(g.beta, row[:m])
+	}
+	if clamped > 0 {
+		p.clamped.Add(clamped)
+	}
+}
+
+// early reports whether row j is brought up to date while ops are planned.
+func (g *DTC) early(j int) bool { return g.count[j] > 0 || g.mark[j] }
+
+// ensureV makes room for an m x m V. Its contents are not kept: V is only
+// formed from the data by rebuild.
+func (g *DTC) ensureV(m int) {
+	if m <= g.vstride {
+		return
+	}
+	s := max(2*g.vstride, 16, m)
+	g.v, g.vstride = make([]float64, s*s), s
+}
+
+// applyEarly applies the op just planned to the rows of observed points
+// and of points entering S.
+func (g *DTC) applyEarly(o *chgOp) {
+	r := g.r
+	one := func(j int) {
+		row := r.emb[j*r.stride : (j+1)*r.stride]
+		v := o.apply(g, row, r.point(j), r.vari[j])
+		if v < 0 {
+			v = 0
+			g.clamps++
+		}
+		r.vari[j] = v
+	}
+	for _, j := range g.observed {
+		one(j)
+	}
+	for _, j := range g.pendingAdd {
+		if g.count[j] == 0 {
+			one(j)
+		}
+	}
+}
+
+// planRemove takes row i out of S on the small side: the Nystrom factor
+// is retriangularized by Givens rotations (Nystrom.Remove), the factor of
+// V follows them without refactoring (chol.RotateRows; V' = Q V Q^T's
+// leading block), b is rotated and beta re-solved. O(m^2).
+func (g *DTC) planRemove(i int) {
+	m := g.ny.Size()
+	j := g.pos[i]
+	start := len(g.rotBuf)
+	g.rotBuf = g.ny.Remove(j, g.rotBuf)
+	rots := g.rotBuf[start:]
+	g.vf.RotateRows(rots)
+	for _, q := range rots {
+		q.Apply(g.b)
+	}
+	mm := m - 1
+	last := g.vf.Row(mm)
+	gv := g.floats(mm)
+	copy(gv, last[:mm])
+	d := last[mm]
+	g.vf.Truncate(mm)
+	// With V_rot = R R^T, u = R11 r and s = ||r||^2 + d^2 (r, d: the last
+	// row of R), so V'^{-1} u = R11^{-T} r and the Schur complement
+	// s - u^T V'^{-1} u is d^2.
+	g.vf.SolveLT(gv)
+	g.b = g.b[:mm]
+	g.beta = g.beta[:mm]
+	g.solveV(g.beta, g.b)
+	g.ops = append(g.ops, chgOp{remove: true, m: m, rots: rots, gv: gv, schur: d * d})
+	g.dict = append(g.dict[:j], g.dict[j+1:]...)
+	for p := j; p < len(g.dict); p++ {
+		g.pos[g.dict[p]] = p
+	}
+	g.pos[i] = -1
+	g.changes++
+	g.applyEarly(&g.ops[len(g.ops)-1])
+}
+
+// planAdd puts row i into S on the small side: a new pivot of K_SS, a new
+// row and column of V (from the observed rows' new coordinates) appended
+// to its factor, b and beta extended. O(n m + m^2).
+func (g *DTC) planAdd(i int) {
+	m := g.ny.Size()
+	r := g.r
+	zp := g.floats(m)
+	copy(zp, r.emb[i*r.stride:i*r.stride+m])
+	xp := r.point(i)
+	d, dead := g.ny.addExact(xp, zp, r.kdiag[i])
+	o := chgOp{m: m, zp: zp, d: d, xp: xp, dead: dead}
+	u := g.floats(m)
+	for a := range u {
+		u[a] = 0
+	}
+	s := g.lambda
+	var bn float64
+	if !dead {
+		for _, j := range g.observed {
+			row := r.emb[j*r.stride : j*r.stride+m]
+			c := (g.k.Eval(r.point(j), xp) - dot(zp, row)) / d
+			wc := float64(g.count[j]) * c
+			for a := 0; a < m; a++ {
+				u[a] += wc * row[a]
+			}
+			s += wc * c
+			bn += c * g.ysum[j]
+		}
+	}
+	gv := g.floats(m)
+	g.solveV(gv, u)
+	o.gv = gv
+	o.schur = s - dot(u, gv)
+	g.vf.Append(u, s) // u is overwritten
+	g.b = append(g.b, bn)
+	g.beta = append(g.beta, 0)
+	g.solveV(g.beta, g.b)
+	g.ops = append(g.ops, o)
+	g.pos[i] = m
+	g.dict = append(g.dict, i)
+	g.changes++
+	g.applyEarly(&g.ops[len(g.ops)-1])
+}
+
+// floats returns n float64s from the per-step arena (reset by
+// applyChanges), so that planning allocates nothing once warm.
+func (g *DTC) floats(n int) []float64 {
+	if len(g.arena)+n > cap(g.arena) {
+		// Earlier ops keep slices of the old arena; a new one is
+		// started and the old stays alive until the step ends.
+		g.arena = make([]float64, 0, max(2*cap(g.arena), n, 1024))
+	}
+	s := g.arena[len(g.arena) : len(g.arena)+n]
+	g.arena = g.arena[:len(g.arena)+n]
+	return s
+}
+
+// applyChanges removes the rows rem from S and adds the rows add, in one
+// pass over the rows (see the top of this file). Dead inducing points
+// whose anchor left S are re-tested and, when they now carry a direction,
+// moved to the end of S, so that S's factor matches a rebuild's.
+func (g *DTC) applyChanges(rem, add []int) {
+	r := g.r
+	m0 := g.ny.Size()
+	g.ops = g.ops[:0]
+	g.rotBuf = g.rotBuf[:0]
+	g.arena = g.arena[:0]
+	g.pendingAdd = add
+	if len(g.mark) < r.n() {
+		g.mark = append(g.mark, make([]bool, r.n()-len(g.mark))...)
+	}
+	for _, i := range add {
+		g.mark[i] = true
+	}
+	// Removals first (from the back, so fewer coordinates rotate), then
+	// revivals, then additions: the width never exceeds m0 + adds.
+	r.ensureCoords(max(m0, m0-len(rem)+len(add)))
+	for k := len(rem) - 1; k >= 0; k-- {
+		g.planRemove(rem[k])
+	}
+	if len(rem) > 0 && g.ny.ndead > 0 {
+		var revive []int
+		w := g.floats(g.ny.Size())
+		for p, i := range g.dict {
+			if g.ny.dead[p] && g.ny.liveAt(p, w) {
+				revive = append(revive, i)
+			}
+		}
+		for k := len(revive) - 1; k >= 0; k-- {
+			g.planRemove(revive[k])
+		}
+		if len(revive) > 0 {
+			g.revived += len(revive)
+			g.changes -= 2 * len(revive) // a move, not a change of S
+			for _, i := range revive {
+				g.mark[i] = true
+			}
+			add = append(append([]int(nil), add...), revive...)
+			g.pendingAdd = add
+		}
+	}
+	for _, i := range add {
+		g.planAdd(i)
+	}
+	r.m = g.ny.Size()
+	g.chg.g = g
+	runRows(r.n(), &g.chg, &g.wg)
+	g.clamps += int(g.chg.clamped.Swap(0))
+	for _, i := range add {
+		g.mark[i] = false
+	}
+	g.pendingAdd = nil
+	g.sinceChange = 0
+}
+
+// SetDictionary makes S the given rows (in that order for new points).
+// Changes are applied incrementally in one pass over the rows, O(A m)
+// for the pass plus O((k+j) m) per row for k points in and j out; when
+// more than a third of S changes the posterior is rebuilt (O(A m^2)).
+// It returns how many points entered and left S.
+func (g *DTC) SetDictionary(rows []int) (added, removed int, err error) {
+	want := make(map[int]bool, len(rows))
+	for _, i := range rows {
+		if i < 0 || i >= g.r.n() {
+			return 0, 0, fmt.Errorf("gp: dictionary row %d out of range [0,%d)", i, g.r.n())
+		}
+		if want[i] {
+			return 0, 0, fmt.Errorf("gp: dictionary row %d listed twice", i)
+		}
+		want[i] = true
+	}
+	var rem []int
+	for _, i := range g.dict {
+		if !want[i] {
+			rem = append(rem, i)
+		}
+	}
+	var add []int
+	for _, i := range rows {
+		if g.pos[i] < 0 {
+			add = append(add, i)
+		}
+	}
+	n := len(add) + len(rem)
+	if n == 0 {
+		return 0, 0, nil
+	}
+	if g.rebuildAlways || 3*n > len(g.dict)+3 {
+		for _, i := range rem {
+			g.pos[i] = -1
+		}
+		kept := g.dict[:0]
+		for _, i := range g.dict {
+			if want[i] {
+				kept = append(kept, i)
+			}
+		}
+		g.dict = append(kept, add...)
+		for p, i := range g.dict {
+			g.pos[i] = p
+		}
+		g.changes += n
+		return len(add), len(rem), g.rebuild()
+	}
+	g.applyChanges(rem, add)
+	return len(add), len(rem), nil
+}

@@ -1,0 +1,113 @@
+package gp
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/bkb-go/bkb/kernel"
+)
+
+// TestObserveNonCandidateEmptyDictionary is the repro of issue 13:
+// Observe of a non-candidate after eight observations with an empty
+// dictionary compacted the rows to stride 0 and panicked.
+func TestObserveNonCandidateEmptyDictionary(t *testing.T) {
+	t.Parallel()
+	g, err := NewDTC(kernel.RBF{LengthScale: 0.5}, 1, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.SetCandidates(mat.NewDense(2, 1, []float64{0, 1})); err != nil {
+		t.Fatal(err)
+	}
+	for s := 0; s < 8; s++ {
+		if err := g.ObserveCandidate(0, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	row, err := g.Observe([]float64{0.5}, 1)
+	if err != nil || row != 2 {
+		t.Fatalf("Observe: row %d, error %v", row, err)
+	}
+	// With S empty the DTC variance is the prior's, k(x,x)/lambda.
+	if _, v, _ := g.Predict([]float64{0.5}); v != 10 {
+		t.Fatalf("variance %v, want the prior 10", v)
+	}
+}
+
+// TestHugeValuesRejected: values near the float64 range would overflow
+// the posterior sums (issue 13: 1e307 over 30 pulls gave +Inf means).
+func TestHugeValuesRejected(t *testing.T) {
+	t.Parallel()
+	k := kernel.RBF{LengthScale: 0.5}
+	cand := mat.NewDense(2, 1, []float64{0, 1})
+	ex, _ := NewExact(k, 1, 0.1)
+	dt, _ := NewDTC(k, 1, 0.1)
+	_ = ex.SetCandidates(cand)
+	_ = dt.SetCandidates(cand)
+	for _, y := range []float64{1e307, -1e200, math.MaxFloat64} {
+		if err := ex.ObserveCandidate(0, y); err == nil || !strings.Contains(err.Error(), "rescale") {
+			t.Errorf("Exact accepted %g (error %v)", y, err)
+		}
+		if err := dt.ObserveCandidate(0, y); err == nil || !strings.Contains(err.Error(), "rescale") {
+			t.Errorf("DTC accepted %g (error %v)", y, err)
+		}
+	}
+	// The largest accepted value, 30 times, keeps every mean finite.
+	for s := 0; s < 30; s++ {
+		if err := ex.ObserveCandidate(s%2, MaxAbsValue); err != nil {
+			t.Fatal(err)
+		}
+		if err := dt.ObserveCandidate(s%2, -MaxAbsValue); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := dt.Resample(constUniform(0), 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 2; i++ {
+		for _, v := range []float64{ex.Means()[i], dt.Means()[i], ex.Variances()[i], dt.Variances()[i]} {
+			if math.IsInf(v, 0) || math.IsNaN(v) {
+				t.Fatalf("candidate %d: posterior value %v", i, v)
+			}
+		}
+	}
+}
+
+type constUniform float64
+
+func (u constUniform) Float64() float64 { return float64(u) }
+
+// TestNumericsCounted: a factorization retry (pending duplicates with no
+// noise) is counted as RetryJitter; clamps count negative variances.
+func TestNumericsCounted(t *testing.T) {
+	t.Parallel()
+	k := kernel.RBF{LengthScale: 0.5}
+	ex, _ := NewExact(k, 1, 0)
+	if err := ex.SetCandidates(mat.NewDense(3, 1, []float64{0, 0, 1})); err != nil {
+		t.Fatal(err)
+	}
+	if n := ex.Numerics(); n.RetryJitter != 0 {
+		t.Fatalf("fresh posterior reports %+v", n)
+	}
+	dst := make([]float64, 3)
+	if err := ex.ConditionalVariances(dst, []int{0, 1}); err != nil {
+		t.Fatal(err)
+	}
+	if n := ex.Numerics(); n.RetryJitter == 0 {
+		t.Fatalf("duplicate pending points without noise: no jitter counted (%+v)", n)
+	}
+	// Observing a point twice without noise drives its variance to
+	// rounding level; whatever rounding gives, a negative value is
+	// clamped and counted, never stored.
+	for s := 0; s < 4; s++ {
+		_ = ex.ObserveCandidate(0, 1)
+	}
+	for i, v := range ex.Variances() {
+		if v < 0 {
+			t.Fatalf("candidate %d: variance %v stored", i, v)
+		}
+	}
+}
