@@ -544,8 +544,9 @@ func (p Param) ParseLevel(s string) (float64, error) {
 	return f, nil
 }
 
-// FormatValue formats the value v of parameter i for people: numbers
-// compactly, categoricals by their label.
+// FormatValue formats the value v of parameter i as text: numbers in full
+// precision (they parse back to the same float64), integers without a
+// decimal point, categoricals by their label.
 func (s Space) FormatValue(i int, v float64) string {
 	p := s.Params[i]
 	switch p.Type {
@@ -556,7 +557,7 @@ func (s Space) FormatValue(i int, v float64) string {
 	case TypeInt:
 		return strconv.FormatInt(int64(v), 10)
 	}
-	return strconv.FormatFloat(v, 'g', 6, 64)
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
 // spaceJSON is the space file format: {"params":[...]}; the older form
@@ -650,4 +651,22 @@ func ReadSpace(r io.Reader) (Space, error) {
 		return s, errors.New(strings.TrimPrefix(err.Error(), "study: "))
 	}
 	return s, nil
+}
+
+// MarshalJSON writes a parameter in the space-file format: low and high
+// for floats and integers (even when zero), choices for categoricals.
+func (p Param) MarshalJSON() ([]byte, error) {
+	out := struct {
+		Name    string   `json:"name"`
+		Type    Type     `json:"type"`
+		Low     *float64 `json:"low,omitempty"`
+		High    *float64 `json:"high,omitempty"`
+		Log     bool     `json:"log,omitempty"`
+		Step    float64  `json:"step,omitempty"`
+		Choices []any    `json:"choices,omitempty"`
+	}{Name: p.Name, Type: p.Type, Log: p.Log, Step: p.Step, Choices: p.Choices}
+	if p.Type != TypeCategorical {
+		out.Low, out.High = &p.Low, &p.High
+	}
+	return json.Marshal(out)
 }

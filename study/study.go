@@ -463,7 +463,7 @@ func (s *Study) finish(ctx context.Context, trial int, value *float64, reason st
 	}
 	_, err := s.update(ctx, func() ([]storage.Record, error) {
 		if trial < 0 || trial >= len(s.trials) || s.trials[trial] == nil {
-			return nil, fmt.Errorf("study %s: trial %d (%d trials so far): %w", s.name, trial, len(s.trials), ErrNoTrial)
+			return nil, fmt.Errorf("study %s has no trial %d (%d trials so far): %w", s.name, trial, len(s.trials), ErrNoTrial)
 		}
 		t := s.trials[trial]
 		switch t.State {

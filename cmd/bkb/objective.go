@@ -50,7 +50,7 @@ func (b *builtin) value(ctx context.Context, trial int, x []float64) (float64, e
 }
 
 func (b *builtin) restartNote(string) string { return "" }
-func (b *builtin) Close() error               { return nil }
+func (b *builtin) Close() error              { return nil }
 
 // pluginEval evaluates an external plugin program.
 type pluginEval struct {

@@ -24,10 +24,10 @@ import (
 
 // outputFlags are the output options of optimize and status.
 type outputFlags struct {
-	json     bool
-	trace    string
-	plot     string
-	top      int
+	json      bool
+	trace     string
+	plot      string
+	top       int
 	progress  string
 	quiet     bool
 	overwrite bool
@@ -100,22 +100,22 @@ type point struct {
 
 // result is what optimize and status report.
 type result struct {
-	Study        string      `json:"study,omitempty"`
-	Objective    string      `json:"objective"`
-	Direction    string      `json:"direction"`
-	Policy       string      `json:"policy"`
-	Arms         int         `json:"arms"`
-	Budget       int         `json:"budget"`
-	Trials       int         `json:"trials"`
-	Complete     int         `json:"complete"`
-	Failed       int         `json:"failed"`
-	Pending      int         `json:"pending"`
-	Best         *point      `json:"best"`
-	Top          []point     `json:"top"`
-	KnownOptimum *float64    `json:"known_optimum,omitempty"`
-	BestArm      *float64    `json:"best_arm_value,omitempty"` // best value over the arm set (built-ins)
-	Seconds      float64     `json:"seconds,omitempty"`
-	PolicyMS     float64     `json:"policy_ms_per_trial,omitempty"`
+	Study        string            `json:"study,omitempty"`
+	Objective    string            `json:"objective"`
+	Direction    string            `json:"direction"`
+	Policy       string            `json:"policy"`
+	Arms         int               `json:"arms"`
+	Budget       int               `json:"budget"`
+	Trials       int               `json:"trials"`
+	Complete     int               `json:"complete"`
+	Failed       int               `json:"failed"`
+	Pending      int               `json:"pending"`
+	Best         *point            `json:"best"`
+	Top          []point           `json:"top"`
+	KnownOptimum *float64          `json:"known_optimum,omitempty"`
+	BestArm      *float64          `json:"best_arm_value,omitempty"` // best value over the arm set (built-ins)
+	Seconds      float64           `json:"seconds,omitempty"`
+	PolicyMS     float64           `json:"policy_ms_per_trial,omitempty"`
 	LengthScale  float64           `json:"length_scale"`
 	Fits         []study.FitResult `json:"length_scale_fits,omitempty"`
 	Numerics     bandit.Stats      `json:"model"`
@@ -196,6 +196,14 @@ func (r *result) setBestArm(sp *spec, s *study.Study) {
 	r.BestArm = &best
 }
 
+// fmtParam formats parameter k's value compactly for a table.
+func (r *result) fmtParam(k int, v float64) string {
+	if r.space.Params[k].Type == study.TypeFloat {
+		return fmtVal(v)
+	}
+	return r.space.FormatValue(k, v)
+}
+
 // fmtVal formats a value compactly.
 func fmtVal(v float64) string {
 	if math.IsNaN(v) {
@@ -236,7 +244,7 @@ func (r *result) writeText(w io.Writer) error {
 		for i, p := range r.Top {
 			row := []string{strconv.Itoa(i + 1), strconv.Itoa(p.Trial), fmtVal(p.Value), strconv.Itoa(p.Evals)}
 			for k, v := range p.X {
-				row = append(row, r.space.FormatValue(k, v))
+				row = append(row, r.fmtParam(k, v))
 			}
 			if err := t.Append(row); err != nil {
 				return err
@@ -249,7 +257,7 @@ func (r *result) writeText(w io.Writer) error {
 	if r.Best != nil {
 		fmt.Fprintf(w, "best value %s at trial %d:", fmtVal(r.Best.Value), r.Best.Trial)
 		for k, v := range r.Best.X {
-			fmt.Fprintf(w, " %s=%s", r.space.Params[k].Name, r.space.FormatValue(k, v))
+			fmt.Fprintf(w, " %s=%s", r.space.Params[k].Name, r.fmtParam(k, v))
 		}
 		fmt.Fprintln(w)
 	} else {

@@ -1,0 +1,128 @@
+package study
+
+import (
+	"context"
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/bkb-go/bkb/objectives"
+	"github.com/bkb-go/bkb/storage"
+)
+
+func replayConfig(policy string) Config {
+	f, _ := objectives.Lookup("branin")
+	sp, _ := Box(nil, f.Lower, f.Upper)
+	return Config{Space: sp, Arms: Arms{Kind: "sobol", N: 256, Seed: 3}, Policy: policy, Budget: 40, Seed: 7, FitEvery: 8}
+}
+
+// TestReplay: a study loaded from the records of a run (with failures and
+// a pending trial) asks the same next points as the study that wrote them,
+// for every policy, and has the same fits.
+func TestReplay(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f, _ := objectives.Lookup("branin")
+	for _, policy := range PolicyNames {
+		st := storage.NewMemory()
+		live, err := Create(ctx, st, "s", replayConfig(policy))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for trial := 0; trial < 30; trial++ {
+			tr, err := live.Ask(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if trial%9 == 4 {
+				if err := live.Fail(ctx, tr.Number, "boom"); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			if err := live.Tell(ctx, tr.Number, f.Value(tr.X)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := live.Ask(ctx); err != nil { // left pending, as a killed run leaves it
+			t.Fatal(err)
+		}
+		replayed, err := Load(ctx, st, "s")
+		if err != nil {
+			t.Fatalf("%s: %v", policy, err)
+		}
+		trials := replayed.Trials()
+		if info := replayed.Info(); info.Diverged != 0 || len(trials) != 31 || trials[30].State != Pending || trials[4].State != Failed {
+			t.Fatalf("%s: diverged %d, %d trials, states %s %s", policy, info.Diverged, len(trials), trials[30].State, trials[4].State)
+		}
+		// Both ask from here: the second gets the first's trial from the
+		// storage, so compare what each would choose on the same records.
+		for k := 0; k < 5; k++ {
+			a, err := live.Ask(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mirror, err := Load(ctx, st, "s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := replayed.Refresh(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if got := mirror.Trials()[a.Number]; got.Arm != a.Arm || mirror.Info().Diverged != 0 {
+				t.Errorf("%s: ask %d: a replay diverges (arm %d, live %d)", policy, k, got.Arm, a.Arm)
+			}
+		}
+		if !reflect.DeepEqual(live.Info().Fits, replayed.Info().Fits) || live.Info().LengthScale != replayed.Info().LengthScale {
+			t.Errorf("%s: fits differ after replay", policy)
+		}
+	}
+}
+
+// TestApplyRejects: records that do not fit the study are errors, not
+// panics: another dimension, a point outside the space, an arm that is
+// not the point's.
+func TestApplyRejects(t *testing.T) {
+	t.Parallel()
+	cfg := replayConfig("bkb")
+	if err := cfg.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	y := 1.0
+	for name, r := range map[string]storage.Record{
+		"dimension":     {Kind: storage.KindAsk, Trial: 0, Arm: -1, X: []float64{0, 0, 0}},
+		"outside space": {Kind: storage.KindAsk, Trial: 0, Arm: -1, X: []float64{100, 0}},
+		"other arm":     {Kind: storage.KindTell, Trial: 0, Arm: 3, X: []float64{0, 0}, Y: &y},
+	} {
+		e, err := newEngine(&cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.apply(r); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// TestFitLengthScale: the marginal-likelihood fit prefers a short length
+// scale for a wiggly function and a long one for a smooth one.
+func TestFitLengthScale(t *testing.T) {
+	t.Parallel()
+	const n = 40
+	x := make([]float64, n)
+	wiggly, smooth := make([]float64, n), make([]float64, n)
+	for i := range x {
+		x[i] = float64(i) / (n - 1)
+		wiggly[i] = math.Sin(2 * math.Pi * x[i] / 0.15)
+		smooth[i] = x[i] - 0.5
+	}
+	ks := Kernel{Name: "rbf", LengthScale: 0.2}
+	w := fitLengthScale(ks, 1e-3, 1, x, wiggly, 0.2)
+	s := fitLengthScale(ks, 1e-3, 1, x, smooth, 0.2)
+	if !(w.LengthScale < 0.1) || !(s.LengthScale > 0.3) {
+		t.Errorf("fitted length scales: wiggly %v (want < 0.1), smooth %v (want > 0.3)", w.LengthScale, s.LengthScale)
+	}
+	if w.Evaluations != 21 || math.IsInf(w.LogMarginal, 0) {
+		t.Errorf("fit: %+v", w)
+	}
+}
