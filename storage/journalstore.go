@@ -33,7 +33,8 @@ import (
 // but stuck is never stale. Trials asked on another host, or without a
 // Worker, are never stale. On systems without kill(2), nothing is stale.
 //
-// A header without a name (a journal written by [Create] without
+// The name "" matches the file's study whatever its name (a journal holds
+// one study); a header without a name (a journal written by [Create] without
 // Header.Name) matches every study name.
 //
 // Its methods are safe for concurrent use.
@@ -245,7 +246,7 @@ func (s *JournalStore) load(name string, locked bool) error {
 	if s.lines == 0 {
 		return fmt.Errorf("storage: study %q: %s: no complete header line", name, s.path)
 	}
-	if s.header.Name != "" && s.header.Name != name {
+	if name != "" && s.header.Name != "" && s.header.Name != name {
 		return fmt.Errorf("storage: study %q: %s holds study %q: %w", name, s.path, s.header.Name, ErrNotFound)
 	}
 	return nil

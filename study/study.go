@@ -148,11 +148,15 @@ func Create(ctx context.Context, st storage.Storage, name string, cfg Config, op
 	return s, nil
 }
 
-// Load opens the existing study name on st and replays its records.
+// Load opens the existing study name on st and replays its records. A
+// storage holding one study (a journal file) accepts the name "".
 func Load(ctx context.Context, st storage.Storage, name string, opts ...Options) (*Study, error) {
 	h, err := st.Study(ctx, name)
 	if err != nil {
 		return nil, err
+	}
+	if name == "" {
+		name = h.Name // a storage that holds one study (a journal file)
 	}
 	cfg, err := DecodeConfig(h.Config)
 	if err != nil {
@@ -404,7 +408,7 @@ func (s *Study) nextAsk(stale []int) ([]storage.Record, error) {
 	}
 	if b := s.cfg.Budget; b > 0 && s.nextTrial() >= b {
 		if n := s.count()[Pending]; n > 0 {
-			return nil, fmt.Errorf("study %s: all %d trials of the budget have been asked; %d are still pending (tell their results): %w", s.name, b, n, ErrComplete)
+			return nil, fmt.Errorf("study %s: all %d trials of the budget have been asked; %d still pending (tell their results): %w", s.name, b, n, ErrComplete)
 		}
 		return nil, fmt.Errorf("study %s: all %d trials of the budget are done: %w", s.name, b, ErrComplete)
 	}

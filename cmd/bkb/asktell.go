@@ -99,9 +99,11 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *count < 1 {
 		return usagef("--count must be positive, got %d", *count)
 	}
-	// An ask/tell study's trials are driven by separate processes: a
-	// pending trial belongs to whoever asked it, never re-asked here.
-	s, _, closeStore, err := loadStudy(ctx, *path, study.Options{Stale: study.FailStale})
+	// The trials ask hands out are evaluated outside bkb, by a process
+	// that outlives this one: they name no worker, so they are never
+	// taken for the trials of a stopped worker. Trials a killed optimize
+	// run left pending are handed out again.
+	s, _, closeStore, err := loadStudy(ctx, *path, study.Options{Worker: "external", Stale: study.Requeue})
 	if err != nil {
 		return err
 	}
@@ -170,7 +172,7 @@ func runTell(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		y = v
 	}
-	s, _, closeStore, err := loadStudy(ctx, *path, study.Options{Stale: study.FailStale})
+	s, _, closeStore, err := loadStudy(ctx, *path, study.Options{Worker: "external"})
 	if err != nil {
 		return err
 	}

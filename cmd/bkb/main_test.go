@@ -59,6 +59,10 @@ func branin(x1, x2 float64) float64 {
 // every reply; branin always behaves.
 func testPlugin(mode string) int {
 	if os.Getenv("BKB_PLUGIN_MODE") == "one-shot" {
+		if mode == "crashloop" {
+			fmt.Fprintln(os.Stderr, "test plugin: simulated crash")
+			return 3
+		}
 		x1, err1 := strconv.ParseFloat(os.Args[len(os.Args)-2], 64)
 		x2, err2 := strconv.ParseFloat(os.Args[len(os.Args)-1], 64)
 		if err1 != nil || err2 != nil {
@@ -100,7 +104,10 @@ func testPlugin(mode string) int {
 			fmt.Fprintln(out, "Traceback (most recent call last): this is not JSON")
 		case mode == "nan" && bad:
 			fmt.Fprintf(out, "{\"id\":%d,\"y\":\"NaN\"}\n", req.ID)
-		case mode == "error" && bad:
+		case mode == "huge":
+			// Values near the float range: 1e307 (1 + x1).
+			fmt.Fprintf(out, "{\"id\":%d,\"y\":%v}\n", req.ID, 1e307*(1+math.Abs(req.X[0])))
+		case mode == "error" && (bad || at < 0):
 			fmt.Fprintf(out, "{\"id\":%d,\"error\":\"solver diverged\"}\n", req.ID)
 		default:
 			fmt.Fprintf(out, "{\"id\":%d,\"y\":%v}\n", req.ID, branin(req.X[0], req.X[1]))

@@ -28,7 +28,7 @@ func loadStudy(ctx context.Context, path string, opts study.Options) (*study.Stu
 	if err != nil {
 		return nil, nil, nil, usageError{trimPkg(err)}
 	}
-	s, err := study.Load(ctx, st, studyName(path), opts)
+	s, err := study.Load(ctx, st, "", opts) // the file's study, whatever its name
 	if err != nil {
 		st.Close()
 		switch {

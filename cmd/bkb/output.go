@@ -238,7 +238,7 @@ func newMarkdownTable(w io.Writer, header []string) *tablewriter.Table {
 // writeText prints the best-points table and a summary.
 func (r *result) writeText(w io.Writer) error {
 	if len(r.Top) > 0 {
-		fmt.Fprintf(w, "Best %d points of %d complete trials (%s %s):\n", len(r.Top), r.Complete, r.Direction, r.Objective)
+		fmt.Fprintf(w, "%s of %s (%s %s):\n", plural(len(r.Top), "Best point", "Best %d points"), plural(r.Complete, "1 complete trial", "%d complete trials"), r.Direction, r.Objective)
 		header := append([]string{"rank", "trial", "value", "evals"}, r.space.Names()...)
 		t := newTable(w, header)
 		for i, p := range r.Top {
@@ -458,4 +458,12 @@ func (p *progress) clear() {
 		p.drawn = false
 		p.lastWidth = 0
 	}
+}
+
+// plural picks one for n == 1 and formats many with n otherwise.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return fmt.Sprintf(many, n)
 }
