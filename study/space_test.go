@@ -1,0 +1,283 @@
+package study
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/bkb-go/bkb/storage"
+)
+
+// mixedSpace has one parameter of every kind.
+func mixedSpace(t *testing.T) Space {
+	t.Helper()
+	s, err := NewSpace(
+		Float("x", -2, 3),
+		LogFloat("lr", 1e-5, 1e-1),
+		Discrete("drop", 0, 0.5, 0.1),
+		Int("layers", 1, 6),
+		LogInt("units", 8, 512),
+		Categorical("act", "relu", "tanh", "gelu"),
+		Categorical("batch", 16, 32, 64),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestSpaceFileRoundTrip(t *testing.T) {
+	t.Parallel()
+	s := mixedSpace(t)
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadSpace(strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatalf("reading %s: %v", b, err)
+	}
+	if !reflect.DeepEqual(s, back) {
+		t.Errorf("round trip:\n%+v\n%+v", s, back)
+	}
+	// The documented file format, with the type defaulting to float.
+	file := `{"params":[{"name":"x","low":0,"high":1},{"name":"n","type":"int","low":1,"high":8,"log":true},
+		{"name":"c","type":"categorical","choices":["a","b",3]},{"name":"s","type":"float","low":0,"high":1,"step":0.25}]}`
+	sp, err := ReadSpace(strings.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp.Params[0].Type != TypeFloat || sp.Params[1].Type != TypeInt || !sp.Params[1].Log || sp.Params[2].Choices[2] != 3.0 || sp.Params[3].Step != 0.25 {
+		t.Errorf("parsed %+v", sp)
+	}
+	if sp.EncodedDim() != 1+1+3+1 {
+		t.Errorf("encoded dimension %d, want 6", sp.EncodedDim())
+	}
+}
+
+func TestSpaceErrors(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ file, want string }{
+		{`{"params":[{"name":"x","low":1,"high":0}]}`, "low must be below high"},
+		{`{"params":[{"name":"x","low":0,"high":1,"log":true}]}`, "log-scale parameter needs low > 0"},
+		{`{"params":[{"name":"n","type":"int","low":0.5,"high":3}]}`, "integer bounds"},
+		{`{"params":[{"name":"s","low":0,"high":1,"step":0.3}]}`, "not a multiple of step"},
+		{`{"params":[{"name":"c","type":"categorical","choices":[]}]}`, "needs choices"},
+		{`{"params":[{"name":"c","type":"categorical","choices":["a","a"]}]}`, "duplicate choice"},
+		{`{"params":[{"name":"c","type":"categorical","choices":["a"],"low":0}]}`, "only choices"},
+		{`{"params":[{"name":"x","type":"complex","low":0,"high":1}]}`, "unknown type"},
+		{`{"params":[{"name":"x","low":0,"high":1},{"name":"x","low":0,"high":1}]}`, "duplicate parameter name"},
+		{`{"params":[{"name":"x","low":0}]}`, `needs both "low" and "high"`},
+		{`{"params":[{"name":"x","low":0,"high":1,"lo":2}]}`, "unknown field"},
+		{`{"params":[{"name":"x","low":0,"high":1}]} {}`, "unexpected content after"},
+		{`{"params":[]}`, "no parameters"},
+	} {
+		if _, err := ReadSpace(strings.NewReader(c.file)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.file, err, c.want)
+		}
+	}
+}
+
+// TestFromUnitValid: uniform draws map to valid points, every level of a
+// discrete parameter about equally often, and Encode puts every
+// coordinate in [0, 1] with one-hot categoricals.
+func TestFromUnitValid(t *testing.T) {
+	t.Parallel()
+	s := mixedSpace(t)
+	rng := rand.New(rand.NewPCG(1, 1))
+	u := make([]float64, s.Dim())
+	x := make([]float64, s.Dim())
+	enc := make([]float64, s.EncodedDim())
+	const n = 30000
+	layers := map[float64]int{}
+	acts := map[float64]int{}
+	for i := 0; i < n; i++ {
+		for j := range u {
+			u[j] = rng.Float64()
+		}
+		if i == 0 {
+			for j := range u {
+				u[j] = 1 // the upper edge
+			}
+		}
+		s.FromUnit(x, u)
+		if err := s.Check(x); err != nil {
+			t.Fatalf("u %v -> %v: %v", u, x, err)
+		}
+		layers[x[3]]++
+		acts[x[5]]++
+		s.Encode(enc, x)
+		hot := 0.0
+		for j, v := range enc {
+			if v < 0 || v > 1 {
+				t.Fatalf("encoded coordinate %d = %v", j, v)
+			}
+		}
+		for _, v := range enc[5:8] {
+			hot += v
+		}
+		if hot != 1 {
+			t.Fatalf("one-hot sum %v", hot)
+		}
+	}
+	for v, c := range layers {
+		if math.Abs(float64(c)-n/6.0) > 5*math.Sqrt(n/6.0) {
+			t.Errorf("layers=%v drawn %d times of %d, want about %d", v, c, n, n/6)
+		}
+	}
+	if len(layers) != 6 || len(acts) != 3 {
+		t.Errorf("levels drawn: layers %v, act %v", layers, acts)
+	}
+}
+
+func TestParamsRoundTrip(t *testing.T) {
+	t.Parallel()
+	s := mixedSpace(t)
+	x := []float64{0.5, 1e-3, 0.3, 4, 100, 2, 1}
+	if err := s.Check(x); err != nil {
+		t.Fatal(err)
+	}
+	p := s.ParamsOf(x)
+	if p["layers"] != 4 || p["units"] != 100 || p["act"] != "gelu" || p["batch"] != 32.0 || p.String("act") != "gelu" {
+		t.Errorf("params %v", p)
+	}
+	// Through JSON, as a plugin or `bkb ask` sees them.
+	b, _ := json.Marshal(p)
+	if !strings.Contains(string(b), `"layers":4`) || !strings.Contains(string(b), `"act":"gelu"`) {
+		t.Errorf("JSON %s", b)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	y, err := s.PointOf(back)
+	if err != nil || !reflect.DeepEqual(x, y) {
+		t.Errorf("PointOf(%v) = %v, %v; want %v", back, y, err, x)
+	}
+	for name, bad := range map[string]map[string]any{
+		"missing":     {"x": 0.5},
+		"not integer": {"x": 0.5, "lr": 1e-3, "drop": 0.3, "layers": 4.5, "units": 100, "act": "gelu", "batch": 32},
+		"no choice":   {"x": 0.5, "lr": 1e-3, "drop": 0.3, "layers": 4, "units": 100, "act": "swish", "batch": 32},
+		"off step":    {"x": 0.5, "lr": 1e-3, "drop": 0.35, "layers": 4, "units": 100, "act": "gelu", "batch": 32},
+		"out of box":  {"x": 5.0, "lr": 1e-3, "drop": 0.3, "layers": 4, "units": 100, "act": "gelu", "batch": 32},
+		"unknown":     {"x": 0.5, "lr": 1e-3, "drop": 0.3, "layers": 4, "units": 100, "act": "gelu", "batch": 32, "z": 1},
+	} {
+		if _, err := s.PointOf(bad); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// TestTypedStudy: a study on a mixed space only ever suggests valid
+// points (integers integral, categoricals among their choices, steps on
+// their grid), also after Enqueue; a discrete space's candidates are its
+// points, without duplicates.
+func TestTypedStudy(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, policy := range []string{"bkb", "gp-ucb", "random"} {
+		s, err := Create(ctx, storage.NewMemory(), "typed", Config{Space: mixedSpace(t), Budget: 60, Seed: 2, Policy: policy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Enqueue(ctx, map[string]any{"x": 1.0, "lr": 0.01, "drop": 0.2, "layers": 2, "units": 64, "act": "tanh", "batch": 64}); err != nil {
+			t.Fatal(err)
+		}
+		first := true
+		err = s.Optimize(ctx, func(_ context.Context, tr *Trial) (float64, error) {
+			p := tr.Params
+			if first && (p.Int("layers") != 2 || p.String("act") != "tanh") {
+				t.Errorf("%s: the enqueued point was not asked first: %v", policy, p)
+			}
+			first = false
+			if _, ok := p["layers"].(int); !ok {
+				t.Errorf("%s: layers is %T", policy, p["layers"])
+			}
+			if a := p.String("act"); a != "relu" && a != "tanh" && a != "gelu" {
+				t.Errorf("%s: act %q", policy, a)
+			}
+			if err := s.Config().Space.Check(tr.X); err != nil {
+				t.Errorf("%s: %v", policy, err)
+			}
+			v := (p.Float("x")-1)*(p.Float("x")-1) + math.Abs(math.Log10(p.Float("lr"))+2) + float64(p.Int("layers"))
+			if p.String("act") == "gelu" {
+				v -= 2
+			}
+			return v, nil
+		}, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", policy, err)
+		}
+	}
+	small, err := NewSpace(Int("a", 1, 3), Categorical("b", "u", "v"), Discrete("c", 0, 1, 0.5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Create(ctx, storage.NewMemory(), "small", Config{Space: small, Budget: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Info().Arms; n != 18 {
+		t.Errorf("%d candidates of a space of 18 points", n)
+	}
+}
+
+// TestImportCSV: earlier evaluations become complete trials that the
+// policy is told, and a bad line names itself.
+func TestImportCSV(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := Create(ctx, storage.NewMemory(), "imp", braninConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.ImportCSV(ctx, strings.NewReader("x1,x2,value\n3.14159,2.275,0.397887\n0,0,55.6\n"), "old.csv")
+	if err != nil || n != 2 {
+		t.Fatalf("import: %d, %v", n, err)
+	}
+	best, ok := s.Best()
+	if !ok || best.Value != 0.397887 || best.State != Complete {
+		t.Errorf("best after import %+v", best)
+	}
+	if _, err := s.ImportCSV(ctx, strings.NewReader("1,2,3\n100,2,3\n"), "bad.csv"); err == nil || !strings.Contains(err.Error(), "bad.csv:2") {
+		t.Errorf("out-of-box line: %v", err)
+	}
+	if tr, err := s.Ask(ctx); err != nil || tr.Number != 2 {
+		t.Errorf("ask after import: %+v, %v", tr, err)
+	}
+}
+
+// TestTellChecks: values out of range, unknown and finished trials.
+func TestTellChecks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, err := Create(ctx, storage.NewMemory(), "tell", braninConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := s.Ask(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []float64{math.NaN(), math.Inf(1), 1e300} {
+		if err := s.Tell(ctx, tr.Number, v); err == nil {
+			t.Errorf("Tell(%v): no error", v)
+		}
+	}
+	if err := s.Tell(ctx, 7, 1); err == nil || !strings.Contains(err.Error(), "has no trial 7") {
+		t.Errorf("unknown trial: %v", err)
+	}
+	if err := s.Tell(ctx, tr.Number, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Tell(ctx, tr.Number, 1); err != nil {
+		t.Errorf("the same value again: %v", err)
+	}
+	if err := s.Tell(ctx, tr.Number, 2); err == nil {
+		t.Error("another value for a complete trial: no error")
+	}
+}
