@@ -1,0 +1,375 @@
+package hyper
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/bkb-go/bkb/kernel"
+)
+
+func unitPoints(rng *rand.Rand, n, d int) *mat.Dense {
+	x := mat.NewDense(n, d, nil)
+	for i := range n {
+		for j := range d {
+			x.Set(i, j, rng.Float64())
+		}
+	}
+	return x
+}
+
+// samplePrior draws y = f(x) + eps with f ~ GP(0, p.Kernel()) and
+// eps ~ N(0, p.NoiseVariance).
+func samplePrior(t testing.TB, rng *rand.Rand, x *mat.Dense, p Params) []float64 {
+	n, _ := x.Dims()
+	k := mat.NewDense(n, n, nil)
+	kernel.Matrix(k, p.Kernel(), x, x)
+	for i := range n {
+		k.Set(i, i, k.At(i, i)+1e-8*p.SignalVariance)
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(mat.NewSymDense(n, k.RawMatrix().Data)) {
+		t.Fatal("prior covariance not factorable")
+	}
+	var l mat.TriDense
+	ch.LTo(&l)
+	z := mat.NewVecDense(n, nil)
+	for i := range n {
+		z.SetVec(i, rng.NormFloat64())
+	}
+	f := mat.NewVecDense(n, nil)
+	f.MulVec(&l, z)
+	y := make([]float64, n)
+	for i := range n {
+		y[i] = f.AtVec(i) + math.Sqrt(p.NoiseVariance)*rng.NormFloat64()
+	}
+	return y
+}
+
+// denseLML is the reference: K built by kernel.Matrix, inverse and
+// log-determinant by LU (mat.Dense.Inverse, mat.LogDet), no Cholesky.
+func denseLML(t *testing.T, x *mat.Dense, y []float64, p Params) float64 {
+	n, _ := x.Dims()
+	k := mat.NewDense(n, n, nil)
+	kernel.Matrix(k, p.Kernel(), x, x)
+	for i := range n {
+		k.Set(i, i, k.At(i, i)+p.NoiseVariance)
+	}
+	var inv mat.Dense
+	if err := inv.Inverse(k); err != nil {
+		t.Fatal(err)
+	}
+	yv := mat.NewVecDense(n, y)
+	logDet, sign := mat.LogDet(k)
+	if sign <= 0 {
+		t.Fatal("non-positive determinant")
+	}
+	return -0.5*mat.Inner(yv, &inv, yv) - 0.5*logDet - 0.5*float64(n)*math.Log(2*math.Pi)
+}
+
+func TestLogMarginalAgainstDenseAndFiniteDifferences(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, fam := range []Family{RBF, Matern52} {
+		for _, p := range []Params{
+			{LengthScales: []float64{0.2, 0.5, 1.3}, SignalVariance: 1.2, NoiseVariance: 0.05},
+			{LengthScales: []float64{0.08, 2, 0.4}, SignalVariance: 0.4, NoiseVariance: 1e-3},
+		} {
+			p.Family = fam
+			x := unitPoints(rng, 40, 3)
+			y := samplePrior(t, rng, x, Params{Family: fam, LengthScales: []float64{0.3, 0.3, 0.3}, SignalVariance: 1, NoiseVariance: 0.01})
+			lml, g, err := LogMarginal(x, y, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := denseLML(t, x, y, p); math.Abs(lml-want) > 1e-8*math.Max(1, math.Abs(want)) {
+				t.Errorf("%v: LML %v, dense reference %v", fam, lml, want)
+			}
+			s := logParams(p)
+			for j := range s {
+				const h = 1e-5
+				f := func(dh float64) float64 {
+					ss := slices.Clone(s)
+					ss[j] += dh
+					q := expParams(ss, fam)
+					return denseLML(t, x, y, q)
+				}
+				fd := (f(h) - f(-h)) / (2 * h)
+				if math.Abs(g[j]-fd) > 1e-5*math.Max(1, math.Abs(fd)) {
+					t.Errorf("%v param %d: gradient %v, finite difference %v", fam, j, g[j], fd)
+				}
+			}
+		}
+	}
+}
+
+func TestPriorGradient(t *testing.T) {
+	t.Parallel()
+	o := &objective{d: 2, priors: &DefaultPriors}
+	s := []float64{math.Log(0.3), math.Log(2), math.Log(0.5), math.Log(1e-3)}
+	g := make([]float64, 4)
+	o.logPrior(s, g)
+	for j := range s {
+		const h = 1e-6
+		f := func(dh float64) float64 {
+			ss := slices.Clone(s)
+			ss[j] += dh
+			return o.logPrior(ss, make([]float64, 4))
+		}
+		fd := (f(h) - f(-h)) / (2 * h)
+		if math.Abs(g[j]-fd) > 1e-7 {
+			t.Errorf("param %d: prior gradient %v, finite difference %v", j, g[j], fd)
+		}
+	}
+}
+
+// Fitted ARD length scales recover those of GP-prior samples: d = 3,
+// length scales (0.1, 0.3, 1.0), n = 250, nearly noise-free, three seeds per
+// family. Every fitted length scale is within a factor 1.3 of the truth (the
+// long one, whose dimension varies little over the unit box, within 1.5),
+// the long one is clearly the longest and the signal variance is within a
+// factor 2 of 1 (one draw's sample variance varies).
+func TestFitRecoversARDLengthScales(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits on 250 points")
+	}
+	t.Parallel()
+	truth := []float64{0.1, 0.3, 1.0}
+	for _, fam := range []Family{RBF, Matern52} {
+		for seed := range uint64(3) {
+			t.Run(fmt.Sprintf("%v/seed%d", fam, seed), func(t *testing.T) {
+				t.Parallel()
+				rng := rand.New(rand.NewPCG(seed, 77))
+				x := unitPoints(rng, 250, 3)
+				p := Params{Family: fam, LengthScales: truth, SignalVariance: 1, NoiseVariance: 1e-4}
+				y := samplePrior(t, rng, x, p)
+				res, err := Fit(x, y, Options{Family: fam, Seed: seed})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("seed %d: fitted %v, sf2 %.3g, sn2 %.3g, %d evaluations", seed, res.LengthScales, res.SignalVariance, res.NoiseVariance, res.Evaluations)
+				for i, l := range res.LengthScales {
+					factor := 1.3
+					if i == 2 {
+						factor = 1.5
+					}
+					if r := l / truth[i]; r > factor || r < 1/factor {
+						t.Errorf("seed %d: length scale %d fitted %v, truth %v", seed, i, l, truth[i])
+					}
+				}
+				if res.LengthScales[2] < 2*res.LengthScales[1] {
+					t.Errorf("seed %d: long length scale %v not clearly above %v", seed, res.LengthScales[2], res.LengthScales[1])
+				}
+				if r := res.SignalVariance; r > 2 || r < 0.5 {
+					t.Errorf("seed %d: signal variance %v, truth 1", seed, r)
+				}
+				if res.NoiseVariance > 1e-2 {
+					t.Errorf("seed %d: noise variance %v on nearly noise-free data", seed, res.NoiseVariance)
+				}
+				if res.Points != 250 || res.Family != fam {
+					t.Errorf("Points %d, Family %v", res.Points, res.Family)
+				}
+			})
+		}
+	}
+}
+
+// The noise variance of noisy GP-prior samples is recovered within a factor
+// 1.3 (sd 0.1 and 0.3 of a unit-variance signal).
+func TestFitRecoversNoiseVariance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits on 250 points")
+	}
+	t.Parallel()
+	for i, noise := range []float64{0.01, 0.09} {
+		rng := rand.New(rand.NewPCG(uint64(i), 5))
+		x := unitPoints(rng, 250, 2)
+		p := Params{LengthScales: []float64{0.3, 0.5}, SignalVariance: 1, NoiseVariance: noise}
+		y := samplePrior(t, rng, x, p)
+		res, err := Fit(x, y, Options{Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("noise %v: fitted %v, length scales %v", noise, res.NoiseVariance, res.LengthScales)
+		if r := res.NoiseVariance / noise; r > 1.3 || r < 1/1.3 {
+			t.Errorf("noise variance fitted %v, truth %v", res.NoiseVariance, noise)
+		}
+	}
+}
+
+// The fit does not lose: its objective is at least that of every start,
+// and the LML it reports is the LML of the parameters it returns.
+func TestFitImprovesOnStartAndIsConsistent(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(9, 9))
+	x := unitPoints(rng, 60, 4)
+	y := samplePrior(t, rng, x, Params{LengthScales: []float64{0.2, 0.4, 0.6, 3}, SignalVariance: 1, NoiseVariance: 1e-3})
+	init := Params{LengthScales: []float64{1, 1, 1, 1}, SignalVariance: 1, NoiseVariance: 0.1}
+	for _, fam := range []Family{RBF, Matern52} {
+		res, err := Fit(x, y, Options{Family: fam, Init: &init, Starts: 1, NoPrior: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := init
+		i.Family = fam
+		l0, _, _ := LogMarginal(x, y, i)
+		l1, g, err := LogMarginal(x, y, res.Params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(l1-res.LogMarginal) > 1e-9*math.Abs(l1) || res.LogPosterior != res.LogMarginal {
+			t.Errorf("%v: reported LML %v (posterior %v), recomputed %v", fam, res.LogMarginal, res.LogPosterior, l1)
+		}
+		if !(l1 > l0+1) {
+			t.Errorf("%v: LML %v at the fit, %v at the start", fam, l1, l0)
+		}
+		// At an interior optimum the gradient vanishes (noise may sit on its
+		// lower bound).
+		for j, gj := range g[:5] {
+			if math.Abs(gj) > 1e-2 {
+				t.Errorf("%v: gradient %d = %v at the fitted point", fam, j, gj)
+			}
+		}
+	}
+}
+
+func TestFitDeterministicAndSubset(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(4, 4))
+	x := unitPoints(rng, 400, 2)
+	y := make([]float64, 400)
+	for i := range y {
+		y[i] = math.Sin(6*x.At(i, 0)) + 0.3*x.At(i, 1)
+	}
+	opt := Options{MaxPoints: 80, Seed: 3, MaxIter: 30}
+	a, err := Fit(x, y, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Fit(x, y, opt)
+	if !slices.Equal(a.LengthScales, b.LengthScales) || a.NoiseVariance != b.NoiseVariance ||
+		a.SignalVariance != b.SignalVariance || a.LogMarginal != b.LogMarginal || a.Evaluations != b.Evaluations {
+		t.Errorf("same seed, different results: %+v vs %+v", a, b)
+	}
+	if a.Points != 80 || a.Starts != 3 {
+		t.Errorf("Points %d, Starts %d; want 80, 3", a.Points, a.Starts)
+	}
+	// The subset holds the MaxPoints/4 best values and is sorted.
+	idx := subset(y, 80, rand.New(rand.NewPCG(3, 0x68797072)))
+	order := make([]int, 400)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(i, j int) int {
+		switch {
+		case y[i] > y[j]:
+			return -1
+		case y[i] < y[j]:
+			return 1
+		}
+		return 0
+	})
+	for _, top := range order[:20] {
+		if !slices.Contains(idx, top) {
+			t.Errorf("best point %d not in the subset", top)
+		}
+	}
+	if !slices.IsSorted(idx) || len(idx) != 80 {
+		t.Errorf("subset not sorted or wrong size: %d", len(idx))
+	}
+	c, _ := Fit(x, y, Options{MaxPoints: 80, Seed: 4, MaxIter: 30})
+	if c.LogMarginal == a.LogMarginal {
+		t.Error("a different seed gave the same subset and fit")
+	}
+}
+
+func TestFitErrors(t *testing.T) {
+	t.Parallel()
+	x := mat.NewDense(3, 2, []float64{0, 0, 0.5, 0.5, 1, 1})
+	y := []float64{0, 1, -1}
+	nan := mat.NewDense(3, 2, []float64{0, 0, math.NaN(), 0.5, 1, 1})
+	bad := Params{LengthScales: []float64{1}, SignalVariance: 1, NoiseVariance: 1}
+	neg := Params{LengthScales: []float64{1, -1}, SignalVariance: 1, NoiseVariance: 1}
+	tests := []struct {
+		name string
+		x    *mat.Dense
+		y    []float64
+		opt  Options
+		want string
+	}{
+		{"nil x", nil, y, Options{}, "nil x"},
+		{"one point", mat.NewDense(1, 2, nil), []float64{1}, Options{}, "at least 2 points"},
+		{"length mismatch", x, []float64{1, 2}, Options{}, "3 rows but y has 2"},
+		{"nan y", x, []float64{0, math.NaN(), 1}, Options{}, "y[1]"},
+		{"inf y", x, []float64{0, math.Inf(1), 1}, Options{}, "y[1]"},
+		{"nan x", nan, y, Options{}, "x[1][0]"},
+		{"family", x, y, Options{Family: 7}, "family"},
+		{"init dims", x, y, Options{Init: &bad}, "1 length scales for 2 dimensions"},
+		{"init negative", x, y, Options{Init: &neg}, "length scale 1"},
+		{"max points", x, y, Options{MaxPoints: 1}, "MaxPoints"},
+		{"negative", x, y, Options{Starts: -1}, "negative"},
+		{"bounds", x, y, Options{Bounds: Bounds{NoiseVariance: [2]float64{1, 0.5}}}, "noise-variance bounds"},
+	}
+	for _, tc := range tests {
+		_, err := Fit(tc.x, tc.y, tc.opt)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+	if _, _, err := LogMarginal(x, y, bad); err == nil {
+		t.Error("LogMarginal accepted wrong dimensions")
+	}
+}
+
+func TestParamsKernel(t *testing.T) {
+	t.Parallel()
+	p := Params{Family: Matern52, LengthScales: []float64{0.5, 2}, SignalVariance: 3, NoiseVariance: 1}
+	k := p.Kernel()
+	p.LengthScales[0] = 100 // the kernel holds a copy
+	a, b := []float64{0, 0}, []float64{0.5, 0}
+	want := kernel.Matern{Nu: 2.5, LengthScale: 0.5, Variance: 3}.Eval(a, b)
+	if got := k.Eval(a, b); math.Abs(got-want) > 1e-15 {
+		t.Errorf("Matern52 kernel %v, want %v", got, want)
+	}
+	if _, ok := (Params{LengthScales: []float64{1}, SignalVariance: 1}).Kernel().(kernel.RBFARD); !ok {
+		t.Error("RBF family did not give an RBFARD")
+	}
+}
+
+func benchmarkFit(b *testing.B, n int) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	x := unitPoints(rng, n, 6)
+	y := samplePrior(b, rng, x, Params{LengthScales: []float64{0.2, 0.3, 0.5, 0.7, 1, 2}, SignalVariance: 1, NoiseVariance: 1e-4})
+	b.ResetTimer()
+	var evals int
+	for range b.N {
+		res, err := Fit(x, y, Options{Seed: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		evals = res.Evaluations
+	}
+	b.ReportMetric(float64(evals), "evals/op")
+}
+
+func BenchmarkFitN100D6(b *testing.B) { benchmarkFit(b, 100) }
+func BenchmarkFitN300D6(b *testing.B) { benchmarkFit(b, 300) }
+
+// One likelihood-and-gradient evaluation, the unit of a fit's cost.
+func BenchmarkLogMarginalN300D6(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	x := unitPoints(rng, 300, 6)
+	y := samplePrior(b, rng, x, Params{LengthScales: []float64{0.2, 0.3, 0.5, 0.7, 1, 2}, SignalVariance: 1, NoiseVariance: 1e-4})
+	o := newObjective(x, y, RBF)
+	s := logParams(Params{LengthScales: []float64{0.3, 0.3, 0.3, 0.3, 0.3, 0.3}, SignalVariance: 1, NoiseVariance: 1e-2})
+	g := make([]float64, 8)
+	b.ResetTimer()
+	for range b.N {
+		o.eval(s, g)
+	}
+}
