@@ -202,6 +202,41 @@ func TestFitRecoversNoiseVariance(t *testing.T) {
 	}
 }
 
+// A noise-free smooth function is fitted as nearly interpolating (the noise
+// variance near its floor 1e-6), and repeated points (a bandit pulls an arm
+// many times) with noise give the noise variance back.
+func TestFitNoiseFreeAndRepeatedPoints(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(8, 8))
+	x := unitPoints(rng, 60, 2)
+	y := make([]float64, 60)
+	for i := range y {
+		y[i] = math.Sin(3*x.At(i, 0)) * math.Cos(2*x.At(i, 1))
+	}
+	res, err := Fit(x, y, Options{Family: Matern52})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.NoiseVariance > 1e-4 {
+		t.Errorf("noise-free data: noise variance %v", res.NoiseVariance)
+	}
+	// 40 distinct points, each observed 5 times with noise variance 0.04.
+	xd := unitPoints(rng, 40, 2)
+	xr := mat.NewDense(200, 2, nil)
+	yr := make([]float64, 200)
+	for i := range 200 {
+		xr.SetRow(i, xd.RawRowView(i%40))
+		yr[i] = math.Sin(3*xd.At(i%40, 0)) + 0.2*rng.NormFloat64()
+	}
+	res, err = Fit(xr, yr, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.NoiseVariance / 0.04; r > 1.3 || r < 1/1.3 {
+		t.Errorf("repeated points: noise variance %v, truth 0.04", res.NoiseVariance)
+	}
+}
+
 // The fit does not lose: its objective is at least that of every start,
 // and the LML it reports is the LML of the parameters it returns.
 func TestFitImprovesOnStartAndIsConsistent(t *testing.T) {
@@ -358,6 +393,28 @@ func benchmarkFit(b *testing.B, n int) {
 }
 
 func BenchmarkFitN100D6(b *testing.B) { benchmarkFit(b, 100) }
+
+// A refit warm-started from the previous fit (one start, Init = last
+// result) after 10 more points, as a policy refitting on a schedule does.
+func BenchmarkRefitWarmN300D6(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	x := unitPoints(rng, 310, 6)
+	y := samplePrior(b, rng, x, Params{LengthScales: []float64{0.2, 0.3, 0.5, 0.7, 1, 2}, SignalVariance: 1, NoiseVariance: 1e-4})
+	prev, err := Fit(mat.DenseCopyOf(x.Slice(0, 300, 0, 6)), y[:300], Options{Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	var evals int
+	for range b.N {
+		res, err := Fit(x, y, Options{Seed: 1, Init: &prev.Params, Starts: 1, MaxPoints: 300})
+		if err != nil {
+			b.Fatal(err)
+		}
+		evals = res.Evaluations
+	}
+	b.ReportMetric(float64(evals), "evals/op")
+}
 func BenchmarkFitN300D6(b *testing.B) { benchmarkFit(b, 300) }
 
 // One likelihood-and-gradient evaluation, the unit of a fit's cost.
