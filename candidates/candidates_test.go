@@ -1,6 +1,7 @@
 package candidates
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -427,5 +428,21 @@ func BenchmarkTrustRegion(b *testing.B) {
 		if err := TrustRegion(dst, dom, center, 0.1, rng, TROptions{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestUCB(t *testing.T) {
+	t.Parallel()
+	f := UCB(func(x []float64) (float64, float64, error) {
+		if x[0] < 0 {
+			return 0, 0, errors.New("bad point")
+		}
+		return x[0], 4, nil
+	}, 1.5)
+	if got := f([]float64{2}); got != 5 {
+		t.Errorf("UCB = %v, want 2 + 1.5*2", got)
+	}
+	if got := f([]float64{-1}); !math.IsNaN(got) {
+		t.Errorf("UCB on an error = %v, want NaN", got)
 	}
 }

@@ -150,3 +150,17 @@ func Polish(f func(x []float64) float64, x0 []float64, dom Domain, opt PolishOpt
 	_, _ = optimize.Minimize(prob, u0, settings, &optimize.LBFGS{})
 	return best, bestF, nil
 }
+
+// UCB returns the acquisition x -> mean(x) + beta sd(x) (GP-UCB, Srinivas et
+// al. 2010) from a posterior's predictive function, such as the Predict
+// method of gp.Exact or gp.DTC, for Polish. A prediction error gives NaN,
+// which Polish treats as no improvement.
+func UCB(predict func(x []float64) (mean, variance float64, err error), beta float64) func(x []float64) float64 {
+	return func(x []float64) float64 {
+		m, v, err := predict(x)
+		if err != nil {
+			return math.NaN()
+		}
+		return m + beta*math.Sqrt(math.Max(v, 0))
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/bkb-go/bkb/gp"
 	"github.com/bkb-go/bkb/kernel"
 )
 
@@ -105,6 +106,33 @@ func TestLogMarginalAgainstDenseAndFiniteDifferences(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The LML agrees with the one gp.Exact keeps (kernel Params.Kernel(), noise
+// lambda = NoiseVariance), built by incremental Cholesky updates: the wiring
+// a caller uses to turn a fit into a posterior.
+func TestLogMarginalMatchesExactGP(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(21, 22))
+	x := unitPoints(rng, 50, 4)
+	p := Params{Family: Matern52, LengthScales: []float64{0.2, 0.4, 0.8, 1.6}, SignalVariance: 1.5, NoiseVariance: 0.02}
+	y := samplePrior(t, rng, x, p)
+	g, err := gp.NewExact(p.Kernel(), 4, p.NoiseVariance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		if err := g.Observe(x.RawRowView(i), y[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lml, _, err := LogMarginal(x, y, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := g.LogMarginalLikelihood(); math.Abs(lml-want) > 1e-9*math.Abs(want) {
+		t.Errorf("LML %v, gp.Exact %v", lml, want)
 	}
 }
 
