@@ -319,8 +319,8 @@ func TestFitDeterministicAndSubset(t *testing.T) {
 		a.SignalVariance != b.SignalVariance || a.LogMarginal != b.LogMarginal || a.Evaluations != b.Evaluations {
 		t.Errorf("same seed, different results: %+v vs %+v", a, b)
 	}
-	if a.Points != 80 || a.Starts != 3 {
-		t.Errorf("Points %d, Starts %d; want 80, 3", a.Points, a.Starts)
+	if a.Points != 80 || a.Starts != 2 {
+		t.Errorf("Points %d, Starts %d; want 80, 2", a.Points, a.Starts)
 	}
 	// The subset holds the MaxPoints/4 best values and is sorted.
 	idx := subset(y, 80, rand.New(rand.NewPCG(3, 0x68797072)))
@@ -435,7 +435,7 @@ func BenchmarkRefitWarmN300D6(b *testing.B) {
 	b.ResetTimer()
 	var evals int
 	for range b.N {
-		res, err := Fit(x, y, Options{Seed: 1, Init: &prev.Params, Starts: 1, MaxPoints: 300})
+		res, err := Fit(x, y, Options{Seed: 1, Init: &prev.Params, Starts: 1, Screen: -1, MaxPoints: 300})
 		if err != nil {
 			b.Fatal(err)
 		}
