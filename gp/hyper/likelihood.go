@@ -56,7 +56,7 @@ func (o *objective) eval(s, grad []float64) (lml float64, ok bool) {
 		o.ls[i] = math.Exp(s[i])
 	}
 	sv, nv := math.Exp(s[d]), math.Exp(s[d+1])
-	var kern kernel.ARDGradienter
+	var kern kernel.Kernel
 	if o.fam == Matern52 {
 		kern = kernel.Matern52ARD{LengthScales: o.ls, Variance: sv}
 	} else {
@@ -96,16 +96,38 @@ func (o *objective) eval(s, grad []float64) (lml float64, ok bool) {
 	}
 	// W = a a^T - K^-1 is symmetric; the sums over i != j run over the upper
 	// triangle and count twice, so 1/2 * 2 = 1.
+	//
+	// dk/dlog l_m = c(r) ((x_m - x'_m)/l_m)^2 (kernel.ARDGradienter), with
+	// c = k for the RBF and c = (5/3) (1+s) k / (1 + s + s^2/3), s = sqrt(5) r,
+	// for the Matern 5/2 kernel; it is computed here from the k values
+	// already in K rather than by EvalGrad, which saves one exp per pair
+	// (a quarter of an evaluation at n = 300, d = 6).
 	var trW, sumWK float64
+	matern := o.fam == Matern52
+	sq := o.g
 	for i := range n {
 		xi := row(i)
 		wii := a[i]*a[i] - ir.Data[i*ir.Stride+i]
 		trW += wii
 		for j := i + 1; j < n; j++ {
 			w := a[i]*a[j] - ir.Data[i*ir.Stride+j]
-			sumWK += w * kern.EvalGrad(o.g, xi, row(j))
-			for m, gm := range o.g {
-				grad[m] += w * gm
+			kij := kr.Data[i*kr.Stride+j]
+			sumWK += w * kij
+			xj := row(j)
+			var r2 float64
+			for m, l := range o.ls {
+				dm := (xi[m] - xj[m]) / l
+				sq[m] = dm * dm
+				r2 += sq[m]
+			}
+			c := kij
+			if matern {
+				s := math.Sqrt(5 * r2)
+				c = 5.0 / 3 * (1 + s) * kij / (1 + s + s*s/3)
+			}
+			c *= w
+			for m, q := range sq {
+				grad[m] += c * q
 			}
 		}
 	}
