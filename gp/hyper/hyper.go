@@ -25,6 +25,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize"
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/bkb-go/bkb/kernel"
 )
@@ -440,6 +441,25 @@ func LogMarginal(x *mat.Dense, y []float64, p Params) (float64, []float64, error
 		return 0, nil, errors.New("hyper: K + noise I is not positive definite")
 	}
 	return lml, g, nil
+}
+
+// Standardize returns z = (y - mean)/sd with the sample mean and the
+// unbiased sample standard deviation of y, the scale Fit's bounds and priors
+// assume. A constant y (sd 0, or a single value) gives sd 1. Map a
+// prediction back with mean + sd*z and a variance with sd^2*v.
+func Standardize(y []float64) (z []float64, mean, sd float64) {
+	z = make([]float64, len(y))
+	if len(y) == 0 {
+		return z, 0, 1
+	}
+	mean, sd = stat.MeanStdDev(y, nil)
+	if !(sd > 0) {
+		sd = 1
+	}
+	for i, v := range y {
+		z[i] = (v - mean) / sd
+	}
+	return z, mean, sd
 }
 
 func checkData(x *mat.Dense, y []float64) error {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -456,5 +457,42 @@ func BenchmarkLogMarginalN300D6(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		o.eval(s, g)
+	}
+}
+
+// A fit does not depend on the number of threads (gonum's BLAS splits
+// large products across goroutines): resume replays exactly on any machine
+// configuration with the same floating-point arithmetic.
+func TestFitIndependentOfGOMAXPROCS(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 12))
+	x := unitPoints(rng, 200, 3)
+	y := samplePrior(t, rng, x, Params{LengthScales: []float64{0.2, 0.4, 0.8}, SignalVariance: 1, NoiseVariance: 1e-3})
+	prev := runtime.GOMAXPROCS(1)
+	a, err := Fit(x, y, Options{Seed: 5, MaxIter: 20})
+	runtime.GOMAXPROCS(max(prev, 4))
+	b, err2 := Fit(x, y, Options{Seed: 5, MaxIter: 20})
+	runtime.GOMAXPROCS(prev)
+	if err != nil || err2 != nil {
+		t.Fatal(err, err2)
+	}
+	if !slices.Equal(a.LengthScales, b.LengthScales) || a.LogMarginal != b.LogMarginal || a.NoiseVariance != b.NoiseVariance {
+		t.Errorf("GOMAXPROCS changed the fit: %+v vs %+v", a, b)
+	}
+}
+
+func TestStandardize(t *testing.T) {
+	t.Parallel()
+	z, m, s := Standardize([]float64{1, 2, 3, 4})
+	if m != 2.5 || math.Abs(s-math.Sqrt(5.0/3)) > 1e-15 {
+		t.Errorf("mean %v sd %v", m, s)
+	}
+	for i, v := range []float64{1, 2, 3, 4} {
+		if math.Abs(z[i]*s+m-v) > 1e-15 {
+			t.Errorf("z[%d] = %v does not map back to %v", i, z[i], v)
+		}
+	}
+	z, m, s = Standardize([]float64{3, 3})
+	if m != 3 || s != 1 || z[0] != 0 || z[1] != 0 {
+		t.Errorf("constant: %v %v %v", z, m, s)
 	}
 }
