@@ -496,3 +496,51 @@ func TestStandardize(t *testing.T) {
 		t.Errorf("constant: %v %v %v", z, m, s)
 	}
 }
+
+// Degenerate but legal inputs give valid parameters inside the bounds, not
+// errors or panics.
+func TestFitDegenerateInputs(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(30, 30))
+	x10 := unitPoints(rng, 5, 10)
+	x2 := unitPoints(rng, 40, 2)
+	dup := mat.NewDense(6, 2, []float64{0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.1, 0.9, 0.1, 0.9, 0.1, 0.9})
+	noise, big, flat := make([]float64, 40), make([]float64, 40), make([]float64, 40)
+	for i := range 40 {
+		noise[i] = rng.NormFloat64()
+		big[i] = 1e3 * math.Sin(5*x2.At(i, 0))
+	}
+	tests := []struct {
+		name string
+		x    *mat.Dense
+		y    []float64
+	}{
+		{"d=10 n=5", x10, []float64{1, -1, 0.5, 0, -0.5}},
+		{"constant y", x2, flat},
+		{"pure noise", x2, noise},
+		{"unstandardized", x2, big},
+		{"duplicates", dup, []float64{1, 1.1, 0.9, -1, -1, -1.05}},
+		{"two points", mat.NewDense(2, 1, []float64{0.2, 0.8}), []float64{-1, 1}},
+	}
+	for _, tc := range tests {
+		for _, fam := range []Family{RBF, Matern52} {
+			res, err := Fit(tc.x, tc.y, Options{Family: fam})
+			if err != nil {
+				t.Errorf("%s %v: %v", tc.name, fam, err)
+				continue
+			}
+			_, d := tc.x.Dims()
+			if err := res.Validate(d); err != nil || math.IsNaN(res.LogMarginal) {
+				t.Errorf("%s %v: invalid result %+v: %v", tc.name, fam, res, err)
+			}
+			for _, l := range res.LengthScales {
+				if l < 1e-3*(1-1e-9) || l > 1e2*(1+1e-9) {
+					t.Errorf("%s %v: length scale %v outside the bounds", tc.name, fam, l)
+				}
+			}
+			if res.NoiseVariance < 1e-6*(1-1e-9) || res.SignalVariance > 1e2*(1+1e-9) {
+				t.Errorf("%s %v: variances %v %v outside the bounds", tc.name, fam, res.SignalVariance, res.NoiseVariance)
+			}
+		}
+	}
+}
