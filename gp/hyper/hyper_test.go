@@ -544,3 +544,29 @@ func TestFitDegenerateInputs(t *testing.T) {
 		}
 	}
 }
+
+// Above MaxPoints the fit runs on the bounded subset and still recovers the
+// ARD length scales: n = 800 GP-prior samples, MaxPoints 250.
+func TestFitSubsetRecoversLengthScales(t *testing.T) {
+	if testing.Short() {
+		t.Skip("samples a GP prior on 800 points")
+	}
+	t.Parallel()
+	truth := []float64{0.1, 0.3, 1.0}
+	rng := rand.New(rand.NewPCG(40, 41))
+	x := unitPoints(rng, 800, 3)
+	y := samplePrior(t, rng, x, Params{LengthScales: truth, SignalVariance: 1, NoiseVariance: 1e-4})
+	res, err := Fit(x, y, Options{Seed: 2, MaxPoints: 250})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("fitted %v on %d points", res.LengthScales, res.Points)
+	if res.Points != 250 {
+		t.Errorf("used %d points", res.Points)
+	}
+	for i, l := range res.LengthScales {
+		if r := l / truth[i]; r > 1.5 || r < 1/1.5 {
+			t.Errorf("length scale %d fitted %v, truth %v", i, l, truth[i])
+		}
+	}
+}
