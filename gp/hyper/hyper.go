@@ -22,6 +22,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize"
@@ -262,14 +263,19 @@ func Fit(x *mat.Dense, y []float64, opt Options) (Result, error) {
 		return Result{}, err
 	}
 	pri := DefaultPriors
-	if opt.Priors != nil {
+	if opt.Priors != nil && !opt.NoPrior {
 		pri = *opt.Priors
+		for _, g := range []Gamma{pri.LengthScale, pri.SignalVariance, pri.NoiseVariance} {
+			if !(g.Shape > 0) || !(g.Rate >= 0) || math.IsInf(g.Shape, 0) || math.IsInf(g.Rate, 0) {
+				return Result{}, fmt.Errorf("hyper: Gamma prior needs a positive shape and a non-negative rate, got %+v", g)
+			}
+		}
 	}
 	if opt.Init != nil {
 		ini := *opt.Init
 		ini.Family = opt.Family
 		if err := ini.Validate(d); err != nil {
-			return Result{}, fmt.Errorf("hyper: Init: %w", err)
+			return Result{}, fmt.Errorf("hyper: Init: %s", strings.TrimPrefix(err.Error(), "hyper: "))
 		}
 	}
 

@@ -377,6 +377,7 @@ func TestFitErrors(t *testing.T) {
 		{"init negative", x, y, Options{Init: &neg}, "length scale 1"},
 		{"max points", x, y, Options{MaxPoints: 1}, "MaxPoints"},
 		{"negative", x, y, Options{Starts: -1}, "negative"},
+		{"prior", x, y, Options{Priors: &Priors{LengthScale: Gamma{0, 1}, SignalVariance: Gamma{1, 1}, NoiseVariance: Gamma{1, 1}}}, "Gamma prior"},
 		{"bounds", x, y, Options{Bounds: Bounds{NoiseVariance: [2]float64{1, 0.5}}}, "noise-variance bounds"},
 	}
 	for _, tc := range tests {
