@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -14,6 +15,15 @@ import (
 	"github.com/bkb-go/bkb/gp/hyper"
 	"github.com/bkb-go/bkb/objectives"
 )
+
+// sketchBeta is the UCB multiplier of the sd in sketchLoop (BKB_SKETCH_BETA
+// overrides it for experiments).
+var sketchBeta = func() float64 {
+	if v, err := strconv.ParseFloat(os.Getenv("BKB_SKETCH_BETA"), 64); err == nil {
+		return v
+	}
+	return 1
+}()
 
 // loopResult is the outcome of sketchLoop.
 type loopResult struct {
@@ -105,7 +115,7 @@ func sketchLoop(t *testing.T, f *objectives.Function, budget int, seed uint64, f
 		if err := TrustRegion(tr, dom, inc, region.Radius, rng, TROptions{Weights: ARDWeights(fit.LengthScales)}); err != nil {
 			t.Fatal(err)
 		}
-		beta := 1.0
+		beta := sketchBeta
 		ucb := UCB(post.Predict, beta)
 		type cand struct {
 			x []float64
@@ -173,7 +183,13 @@ func TestSketchLoopHartmann(t *testing.T) {
 		f *objectives.Function
 		T int
 	}{{objectives.Hartmann3(), 200}, {objectives.Hartmann6(), 200}} {
+		if os.Getenv("BKB_SKETCH") == "h6" && c.f.Dim != 6 {
+			continue
+		}
 		for _, fam := range []hyper.Family{hyper.Matern52, hyper.RBF} {
+			if os.Getenv("BKB_SKETCH") == "h6" && fam == hyper.RBF {
+				continue
+			}
 			for seed := range uint64(3) {
 				r := sketchLoop(t, c.f, c.T, seed, fam)
 				t.Logf("%v T=%d %v seed %d: simple regret %.3g, cumulative %.3g, %v per trial", c.f, c.T, fam, seed, r.regret, r.cum, r.perTrial)
