@@ -34,7 +34,9 @@ import (
 // Worker, are never stale. On systems without kill(2), nothing is stale.
 //
 // A header without a name (a journal written by [Create] without
-// Header.Name) matches every study name.
+// Header.Name) matches every study name. A [Journal] (from Create or Open)
+// holds the file's lock for its whole life: Updates of a JournalStore on
+// the same file wait until it is closed (or their context ends).
 //
 // Its methods are safe for concurrent use.
 type JournalStore struct {

@@ -112,6 +112,10 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// Worker returns the worker id written with this store's heartbeats
+// (Options.Worker): the id to put in the Worker field of its asks.
+func (s *Store) Worker() string { return s.opt.Worker }
+
 // Pool returns the store's connection pool (for tests and tools).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
