@@ -21,7 +21,12 @@ import (
 // exclusive lock (flock(2), the lock Open holds for its whole life), reads
 // only what other processes appended since this JournalStore last read,
 // runs its function, appends and fsyncs the new records in one write, and
-// unlocks; [JournalStore.Records] and [JournalStore.Study] take no lock.
+// unlocks; [JournalStore.Records] and [JournalStore.Study] take no lock
+// (they read complete lines only, so they may see the first records of an
+// Update being written, never part of a record). A process killed in the
+// middle of its write leaves an incomplete last line, which the next
+// Update cuts off; the complete records before it (a prefix of that
+// Update's, each consistent with the ones before) stay.
 // The kernel drops the lock of a process that dies, so a killed worker
 // never blocks the others.
 //

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -99,9 +100,9 @@ func Open(ctx context.Context, url string, opt Options) (*Store, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	s := &Store{pool: pool, opt: opt, studies: map[string]*study{}}
-	if err := s.retry(ctx, func() error { return migrate(ctx, pool) }); err != nil {
+	if err := s.retry(ctx, "create or migrate the schema", func() error { return migrate(ctx, pool) }); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("postgres: schema: %w", err)
+		return nil, err
 	}
 	return s, nil
 }
@@ -145,8 +146,10 @@ func retryable(err error) bool {
 }
 
 // retry runs op until it succeeds, fails for good, ctx ends or
-// Options.RetryTimeout passes, with jittered exponential back-off.
-func (s *Store) retry(ctx context.Context, op func() error) error {
+// Options.RetryTimeout passes, with jittered exponential back-off. A
+// permanent error is returned as op made it; others are wrapped with what
+// op was doing.
+func (s *Store) retry(ctx context.Context, what string, op func() error) error {
 	deadline := time.Now().Add(s.opt.RetryTimeout)
 	wait := 10 * time.Millisecond
 	for attempt := 1; ; attempt++ {
@@ -158,16 +161,16 @@ func (s *Store) retry(ctx context.Context, op func() error) error {
 			return p.err
 		}
 		if !retryable(err) || ctx.Err() != nil {
-			return err
+			return fmt.Errorf("postgres: %s: %w", what, err)
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%w (gave up after %d attempts in %v)", err, attempt, s.opt.RetryTimeout)
+			return fmt.Errorf("postgres: %s: %w (gave up after %d attempts in %v)", what, err, attempt, s.opt.RetryTimeout)
 		}
 		t := time.NewTimer(wait/2 + rand.N(wait))
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("%w (retrying: %w)", err, ctx.Err())
+			return fmt.Errorf("postgres: %s: %w (while retrying: %w)", what, err, ctx.Err())
 		case <-t.C:
 		}
 		wait = min(2*wait, time.Second)
@@ -235,7 +238,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 			return err
 		}
 		if v > len(migrations) {
-			return permanent{fmt.Errorf("the database has schema version %d, newer than this program's %d: use a newer bkb", v, len(migrations))}
+			return permanent{fmt.Errorf("postgres: the database has schema version %d, newer than this program's %d: use a newer bkb", v, len(migrations))}
 		}
 		if v == len(migrations) {
 			return nil
@@ -262,7 +265,7 @@ func (s *Store) CreateStudy(ctx context.Context, name string, config json.RawMes
 		return storage.Header{}, fmt.Errorf("postgres: create study %q: the configuration is not valid JSON", name)
 	}
 	h := storage.Header{Version: storage.Version, Name: name, Config: slices.Clone(config)}
-	err := s.retry(ctx, func() error {
+	err := s.retry(ctx, "create study "+strconv.Quote(name), func() error {
 		err := s.pool.QueryRow(ctx, `INSERT INTO bkb_studies (name, config) VALUES ($1, $2)
 			ON CONFLICT (name) DO NOTHING RETURNING created`, name, string(config)).Scan(&h.Created)
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -271,7 +274,7 @@ func (s *Store) CreateStudy(ctx context.Context, name string, config json.RawMes
 		return err
 	})
 	if err != nil {
-		return storage.Header{}, fmt.Errorf("postgres: create study %q: %w", name, err)
+		return storage.Header{}, err
 	}
 	h.Created = h.Created.UTC()
 	return h, nil
@@ -285,7 +288,7 @@ func notFound(name string) error {
 func (s *Store) Study(ctx context.Context, name string) (storage.Header, error) {
 	h := storage.Header{Version: storage.Version, Name: name}
 	var config string
-	err := s.retry(ctx, func() error {
+	err := s.retry(ctx, "study "+strconv.Quote(name), func() error {
 		err := s.pool.QueryRow(ctx, `SELECT config::text, created FROM bkb_studies WHERE name = $1`, name).Scan(&config, &h.Created)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return notFound(name)
@@ -334,7 +337,7 @@ func readRecords(ctx context.Context, q interface {
 // never sees part of an Update).
 func (s *Store) Records(ctx context.Context, name string, from int) ([]storage.Record, error) {
 	var out []storage.Record
-	err := s.retry(ctx, func() error {
+	err := s.retry(ctx, "records of study "+strconv.Quote(name), func() error {
 		return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 			var id int64
 			err := tx.QueryRow(ctx, `SELECT id FROM bkb_studies WHERE name = $1`, name).Scan(&id)
@@ -364,7 +367,7 @@ func (s *Store) Heartbeat(ctx context.Context, name string, trials []int) error 
 	for i, t := range trials {
 		t32[i] = int32(t)
 	}
-	return s.retry(ctx, func() error {
+	return s.retry(ctx, "heartbeat in study "+strconv.Quote(name), func() error {
 		tag, err := s.pool.Exec(ctx, `INSERT INTO bkb_heartbeats (study_id, trial, worker, last)
 			SELECT s.id, t, $3, statement_timestamp() FROM bkb_studies s, unnest($2::integer[]) t WHERE s.name = $1
 			ON CONFLICT (study_id, trial) DO UPDATE SET worker = excluded.worker, last = excluded.last`, name, t32, s.opt.Worker)
@@ -404,7 +407,7 @@ func (s *Store) Update(ctx context.Context, name string, from int, fn func(stora
 		result []storage.Record
 		sent   *attempt // the last attempt's insert, if its commit failed
 	)
-	err := s.retry(ctx, func() error {
+	err := s.retry(ctx, "update study "+strconv.Quote(name), func() error {
 		tx, err := s.pool.Begin(ctx)
 		if err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -282,5 +283,39 @@ func TestRestart(t *testing.T) {
 		}})
 	if !res.Restarted {
 		t.Error("the server was not restarted during the run")
+	}
+}
+
+// TestOpenErrors: a wrong password fails at once (retrying cannot cure
+// it); a server that does not answer fails after RetryTimeout.
+func TestOpenErrors(t *testing.T) {
+	u, err := url.Parse(serverURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := *u
+	bad.User = url.UserPassword(u.User.Username(), "wrong-password")
+	t0 := time.Now()
+	if _, err := postgres.Open(context.Background(), bad.String(), postgres.Options{}); err == nil {
+		t.Error("Open with a wrong password succeeded")
+	} else if d := time.Since(t0); d > 5*time.Second {
+		t.Errorf("Open with a wrong password took %v: %v", d, err)
+	} else {
+		t.Logf("wrong password: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := *u
+	down.Host = ln.Addr().String()
+	ln.Close() // nothing listens there now
+	t0 = time.Now()
+	if _, err := postgres.Open(context.Background(), down.String(), postgres.Options{RetryTimeout: 300 * time.Millisecond}); err == nil {
+		t.Error("Open of a closed port succeeded")
+	} else if d := time.Since(t0); d < 300*time.Millisecond || d > 5*time.Second {
+		t.Errorf("Open of a closed port gave up after %v, want just over RetryTimeout: %v", d, err)
+	} else {
+		t.Logf("no server: %v", err)
 	}
 }
