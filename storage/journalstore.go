@@ -37,6 +37,9 @@ import (
 // needed: [JournalStore.Heartbeat] does nothing, and a worker that is alive
 // but stuck is never stale. Trials asked on another host, or without a
 // Worker, are never stale. On systems without kill(2), nothing is stale.
+// So a process that asks and exits, leaving the evaluation to someone else
+// (a one-shot "bkb ask"), must leave Worker empty, or its trial is stale
+// as soon as it exits.
 //
 // A header without a name (a journal written by [Create] without
 // Header.Name) matches every study name. A [Journal] (from Create or Open)
