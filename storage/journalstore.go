@@ -62,7 +62,8 @@ type JournalStore struct {
 }
 
 // JournalStoreOptions are the options of [OpenJournalStore]; the zero value
-// is the default.
+// is the default. There are none yet: the type lets options be added
+// without changing OpenJournalStore's signature.
 type JournalStoreOptions struct{}
 
 // OpenJournalStore returns the journal storage of the file path. The file
