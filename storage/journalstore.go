@@ -21,7 +21,12 @@ import (
 // exclusive lock (flock(2), the lock Open holds for its whole life), reads
 // only what other processes appended since this JournalStore last read,
 // runs its function, appends and fsyncs the new records in one write, and
-// unlocks; [JournalStore.Records] and [JournalStore.Study] take no lock.
+// unlocks; [JournalStore.Records] and [JournalStore.Study] take no lock
+// (they read complete lines only, so they may see the first records of an
+// Update being written, never part of a record). A process killed in the
+// middle of its write leaves an incomplete last line, which the next
+// Update cuts off; the complete records before it (a prefix of that
+// Update's, each consistent with the ones before) stay.
 // The kernel drops the lock of a process that dies, so a killed worker
 // never blocks the others.
 //
@@ -32,10 +37,15 @@ import (
 // needed: [JournalStore.Heartbeat] does nothing, and a worker that is alive
 // but stuck is never stale. Trials asked on another host, or without a
 // Worker, are never stale. On systems without kill(2), nothing is stale.
+// So a process that asks and exits, leaving the evaluation to someone else
+// (a one-shot "bkb ask"), must leave Worker empty, or its trial is stale
+// as soon as it exits.
 //
 // The name "" matches the file's study whatever its name (a journal holds
 // one study); a header without a name (a journal written by [Create] without
-// Header.Name) matches every study name.
+// Header.Name) matches every study name. A [Journal] (from Create or Open)
+// holds the file's lock for its whole life: Updates of a JournalStore on
+// the same file wait until it is closed (or their context ends).
 //
 // Its methods are safe for concurrent use.
 type JournalStore struct {
@@ -53,7 +63,8 @@ type JournalStore struct {
 }
 
 // JournalStoreOptions are the options of [OpenJournalStore]; the zero value
-// is the default.
+// is the default. There are none yet: the type lets options be added
+// without changing OpenJournalStore's signature.
 type JournalStoreOptions struct{}
 
 // OpenJournalStore returns the journal storage of the file path. The file

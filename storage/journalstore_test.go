@@ -1,6 +1,7 @@
 package storage_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -181,5 +182,40 @@ func TestJournalStoreFile(t *testing.T) {
 	recs, err = s.Records(ctx, "a", 0)
 	if err != nil || len(recs) != 3 {
 		t.Fatalf("first handle sees %d records, %v; want 3", len(recs), err)
+	}
+}
+
+// TestJournalStoreLockWait: an Update waits for the file's lock, held here
+// by a Journal, until its context ends, then fails without calling fn;
+// once the lock is released it goes through.
+func TestJournalStoreLockWait(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.jsonl")
+	s, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.CreateStudy(t.Context(), "a", nil); err != nil {
+		t.Fatal(err)
+	}
+	j, _, err := storage.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	called := false
+	fn := func(storage.View) ([]storage.Record, error) {
+		called = true
+		return []storage.Record{{Kind: storage.KindAsk, Trial: 0, Arm: -1, X: []float64{1}}}, nil
+	}
+	if _, err := s.Update(ctx, "a", 0, fn); !errors.Is(err, context.DeadlineExceeded) || called {
+		t.Fatalf("Update while locked: %v (fn called: %v), want a deadline error", err, called)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Update(t.Context(), "a", 0, fn); err != nil || !called {
+		t.Fatalf("Update after unlock: %v (fn called: %v)", err, called)
 	}
 }

@@ -268,3 +268,66 @@ func admit(t *tracker, out []Record, now time.Time) (add, result []Record, next 
 	}
 	return add, result, next, nil
 }
+
+// Ledger is a study's records with what they add up to, kept up to date
+// record by record: for implementations of [Storage] outside this package,
+// which must check the records an Update appends against the study's
+// (see Summarize and Storage.Update) without replaying them all each time.
+// A Ledger is not safe for concurrent use.
+type Ledger struct {
+	records []Record
+	t       *tracker
+}
+
+// NewLedger returns the ledger of a study without records.
+func NewLedger() *Ledger { return &Ledger{t: newTracker()} }
+
+// Add appends records read from a store, checking each as Summarize does;
+// on error the ledger holds the records before the offending one.
+func (l *Ledger) Add(recs ...Record) error {
+	for _, r := range recs {
+		if err := r.Validate(); err != nil {
+			return fmt.Errorf("storage: record %d: invalid %s record for trial %d: %w", len(l.records), r.Kind, r.Trial, err)
+		}
+		if err := l.t.add(r); err != nil {
+			return fmt.Errorf("storage: record %d: %w", len(l.records), err)
+		}
+		l.records = append(l.records, r)
+	}
+	return nil
+}
+
+// Len returns the number of records.
+func (l *Ledger) Len() int { return len(l.records) }
+
+// Records returns a copy of the records from index from on (clamped to
+// [0, Len()]).
+func (l *Ledger) Records(from int) []Record {
+	return slices.Clone(l.records[min(max(from, 0), len(l.records)):])
+}
+
+// Pending returns the ask records of the pending trials (asked, neither
+// told nor failed), ordered by trial.
+func (l *Ledger) Pending() []Record {
+	out := make([]Record, 0, len(l.t.pending))
+	for _, r := range l.t.pending {
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b Record) int { return a.Trial - b.Trial })
+	return out
+}
+
+// Admit checks the records an Update's function returned, as
+// Storage.Update specifies, without changing l: a zero Time becomes now,
+// every record is validated against the study's records and the ones
+// before it, all before any is applied, and a tell or fail equal (but for
+// Time) to the stored completion of its trial is a no-op, with the stored
+// record in its place in result. add lists the records to store; next is
+// l with them appended, to replace l once they are stored.
+func (l *Ledger) Admit(out []Record, now time.Time) (add, result []Record, next *Ledger, err error) {
+	add, result, t, err := admit(l.t, out, now)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return add, result, &Ledger{records: append(slices.Clip(l.records), add...), t: t}, nil
+}

@@ -15,7 +15,7 @@ import (
 // sequence (Optuna's journal-storage design, with the lock held while the
 // suggestion is computed).
 //
-// Implementations: [Journal] (a JSON-lines file: the embedded default, one
+// Implementations: [JournalStore] (a JSON-lines file: the embedded default, one
 // machine, any number of processes), [Memory] (one process, no
 // durability) and the postgres subpackage (many machines).
 type Storage interface {
@@ -59,7 +59,7 @@ type View struct {
 	New []Record
 	// Stale lists, in increasing order, the pending trials whose worker
 	// stopped: its heartbeat is older than the storage's grace period on
-	// the storage's clock, or (Journal) its process is gone. The caller
+	// the storage's clock, or ([JournalStore]) its process is gone. The caller
 	// decides what becomes of them: a fail record, and optionally an
 	// enqueue record of the same point to evaluate it again.
 	Stale []int
