@@ -55,13 +55,17 @@ type BBKBOptions struct {
 	MaxBatch int
 	// LogDet, when set, replaces Options.Beta by the batch beta.
 	LogDet *LogDetBeta
-	// AllowRepeats lets a batch hold the same arm more than once, as the
-	// authors' code does. By default an arm already in the batch is not
-	// chosen again: under the DTC the fantasy does not shrink the
-	// residual (k(x,x) - ||z(x)||^2)/lambda of an arm outside the
-	// dictionary, so without the exclusion a batch can repeat such an arm
-	// (the duplicate suggestions parallel users complain about).
-	AllowRepeats bool
+	// Distinct keeps an arm already in the batch from being chosen again.
+	// By default a batch may hold an arm more than once, as the paper's
+	// algorithm and the authors' code do: with noisy rewards replicating
+	// the best arm is what sequential BKB does too, and forbidding it cost
+	// 3.3x BKB's cumulative regret on Hartmann 3 (TestBBKBRegret: 155
+	// against 46; with repeats 46). Set it when evaluations are
+	// deterministic, so that parallel workers never evaluate the same arm
+	// twice. (Under the DTC the fantasy does not shrink the residual
+	// (k(x,x) - ||z(x)||^2)/lambda of an arm outside the dictionary, so
+	// with repeats allowed a batch can hold such an arm several times.)
+	Distinct bool
 	// BruteForce recomputes every arm's fantasized variance after each
 	// choice instead of only those that can still win (lazy updates). The
 	// arms chosen are the same; it exists for tests and benchmarks.
@@ -428,14 +432,14 @@ func (p *BBKB) afterChoice(c int) {
 	p.fantasize(c)
 	p.stats.Chosen++
 	if p.opt.BruteForce || p.m == 0 {
-		if !p.opt.AllowRepeats {
+		if p.opt.Distinct {
 			p.ucb[c] = math.Inf(-1)
 		}
 		return
 	}
 	p.refresh(c)
 	uc := p.means[c] + p.beta*math.Sqrt(p.cur[c])
-	if !p.opt.AllowRepeats {
+	if p.opt.Distinct {
 		p.ucb[c] = math.Inf(-1)
 	}
 	k := len(p.dd)

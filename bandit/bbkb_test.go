@@ -64,7 +64,7 @@ func TestBBKBLazyEqualsBruteForce(t *testing.T) {
 		t.Run(fmt.Sprintf("ratio%v-repeats%v-lambda%v", tc.ratio, tc.repeats, tc.lambda), func(t *testing.T) {
 			mk := func(brute bool) *BBKB {
 				p, err := NewBBKB(arms, BBKBOptions{Options: Options{Lambda: tc.lambda, Beta: acquisition.Constant(2), GPScale: true, Seed: 11},
-					Ratio: tc.ratio, AllowRepeats: tc.repeats, BruteForce: brute})
+					Ratio: tc.ratio, Distinct: !tc.repeats, BruteForce: brute})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -118,7 +118,7 @@ func TestBBKBFantasyEqualsConditionalVariances(t *testing.T) {
 	arms := randArms(8, 250, 2)
 	obj := newBumpy(4)
 	for _, repeats := range []bool{false, true} {
-		p, err := NewBBKB(arms, BBKBOptions{Options: Options{Lambda: 0.01, Seed: 5, GPScale: true}, Ratio: 1e300, MaxBatch: 6, AllowRepeats: repeats})
+		p, err := NewBBKB(arms, BBKBOptions{Options: Options{Lambda: 0.01, Seed: 5, GPScale: true}, Ratio: 1e300, MaxBatch: 6, Distinct: !repeats})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,18 +169,19 @@ func TestBBKBFantasyEqualsConditionalVariances(t *testing.T) {
 
 // Every batch obeys the adaptive rule: with s_k the stale (batch-start)
 // variances read from the posterior, 1 + s_1 + ... + s_{b-1} <= C~ and
-// 1 + s_1 + ... + s_b > C~, unless MaxBatch stopped it. No arm repeats
-// unless allowed.
+// 1 + s_1 + ... + s_b > C~, unless MaxBatch stopped it. With Distinct no
+// arm repeats.
 func TestBBKBBatchRule(t *testing.T) {
 	t.Parallel()
 	arms := randArms(9, 300, 2)
 	obj := newBumpy(9)
 	for _, tc := range []struct {
-		ratio float64
-		max   int
-	}{{2, 0}, {4, 0}, {10, 0}, {10, 5}} {
-		t.Run(fmt.Sprintf("ratio%v-max%d", tc.ratio, tc.max), func(t *testing.T) {
-			p, err := NewBBKB(arms, BBKBOptions{Options: Options{Lambda: 0.0025, GPScale: true, Seed: 2}, Ratio: tc.ratio, MaxBatch: tc.max})
+		ratio    float64
+		max      int
+		distinct bool
+	}{{2, 0, false}, {4, 0, false}, {10, 0, false}, {10, 5, false}, {2, 0, true}, {10, 0, true}} {
+		t.Run(fmt.Sprintf("ratio%v-max%d-distinct%v", tc.ratio, tc.max, tc.distinct), func(t *testing.T) {
+			p, err := NewBBKB(arms, BBKBOptions{Options: Options{Lambda: 0.0025, GPScale: true, Seed: 2}, Ratio: tc.ratio, MaxBatch: tc.max, Distinct: tc.distinct})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -191,7 +192,7 @@ func TestBBKBBatchRule(t *testing.T) {
 				seen := map[int]bool{}
 				sum := 1.0
 				for k, a := range batch {
-					if seen[a] {
+					if seen[a] && tc.distinct {
 						t.Fatalf("arm %d twice in a batch", a)
 					}
 					seen[a] = true
@@ -294,7 +295,7 @@ func TestBBKBAsyncProtocol(t *testing.T) {
 	}
 	// Every arm in the batch: the batch closes and, all told, a new one opens.
 	small := randArms(3, 3, 1)
-	q, _ := NewBBKB(small, BBKBOptions{Options: Options{Seed: 4}, Ratio: 1e300})
+	q, _ := NewBBKB(small, BBKBOptions{Options: Options{Seed: 4}, Ratio: 1e300, Distinct: true})
 	for step := 0; step < 9; step++ {
 		a, err := q.Ask()
 		if errors.Is(err, ErrBatchFull) {
@@ -352,7 +353,7 @@ func TestBBKBRegret(t *testing.T) {
 	for seed := uint64(1); seed <= seeds; seed++ {
 		arms, _ := objectives.Uniform(objectives.Box{Lower: make([]float64, 3), Upper: ones(3)}, A, seed)
 		opt := Options{Seed: seed, Lambda: 0.0025, Beta: acquisition.Constant(3), GPScale: true}
-		for _, pol := range []string{"bkb", "bbkb", "bbkb-C5", "random"} {
+		for _, pol := range []string{"bkb", "bbkb", "bbkb-C5", "bbkb-distinct", "random"} {
 			var p Policy
 			switch pol {
 			case "bkb":
@@ -361,6 +362,8 @@ func TestBBKBRegret(t *testing.T) {
 				p, _ = NewBBKB(arms, BBKBOptions{Options: opt})
 			case "bbkb-C5":
 				p, _ = NewBBKB(arms, BBKBOptions{Options: opt, Ratio: 5})
+			case "bbkb-distinct":
+				p, _ = NewBBKB(arms, BBKBOptions{Options: opt, Distinct: true})
 			case "random":
 				p, _ = NewRandom(A, seed)
 			}
@@ -378,7 +381,7 @@ func TestBBKBRegret(t *testing.T) {
 		}
 	}
 	k, b, b5, r := stat.Mean(cum["bkb"], nil), stat.Mean(cum["bbkb"], nil), stat.Mean(cum["bbkb-C5"], nil), stat.Mean(cum["random"], nil)
-	fmt.Fprintf(&table, "mean cumulative regret: bkb %.2f  bbkb %.2f  bbkb C~=5 %.2f  random %.2f\n", k, b, b5, r)
+	fmt.Fprintf(&table, "mean cumulative regret: bkb %.2f  bbkb %.2f  bbkb C~=5 %.2f  bbkb distinct %.2f  random %.2f\n", k, b, b5, stat.Mean(cum["bbkb-distinct"], nil), r)
 	t.Log(table.String())
 	if b > 2*k {
 		t.Errorf("BBKB cumulative regret %.2f above 2x BKB's %.2f", b, k)
