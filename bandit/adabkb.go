@@ -41,9 +41,14 @@ type AdaBKBOptions struct {
 	// cost more leaves for little gain at T <= 500: on a 2-D test 10 d gave
 	// 10^4 leaves and 8x the time for a simple regret of 5e-7 against 2e-5).
 	HMax int
-	// F scales the kernel bound V(cell) = F d_k(center, corner); it is a
-	// bound on the RKHS norm of the reward (default 1; the authors' code
-	// uses F = 1 with g(r) = sqrt(2) r / l for the RBF kernel).
+	// F scales the kernel bound V(cell) = F d_k(center, corner): a bound
+	// on the RKHS norm of the reward, in the reward's units (default 2,
+	// for rewards standardised to unit variance; the authors' code uses
+	// F = 1 with the looser g(r) = sqrt(2) r / l for the RBF kernel). Too
+	// small an F prunes and stops refining too early: on Hartmann 3
+	// (standardised, T = 300, 3 seeds) F = 1 and 1.5 stopped at a simple
+	// regret of 0.42 on every seed, F = 2 reached 0.001-0.004; larger F
+	// costs more leaves.
 	F float64
 	// MaxLeaves stops expansions once the leaf set has this many cells
 	// (default 5,000), bounding memory and the per-step cost.
@@ -137,7 +142,7 @@ func NewAdaBKB(dim int, opt AdaBKBOptions) (*AdaBKB, error) {
 		opt.HMax = 5 * dim
 	}
 	if opt.F == 0 {
-		opt.F = 1
+		opt.F = 2
 	}
 	if opt.MaxLeaves == 0 {
 		opt.MaxLeaves = 5000

@@ -395,14 +395,14 @@ func TestBBKBRegret(t *testing.T) {
 // per iteration; it reports the policy time per evaluation and BBKB's
 // average batch size.
 //
-//	go test ./bandit -run '^$' -bench BBKB -benchtime 3x
+//	GOMAXPROCS=1 go test ./bandit -run '^$' -bench BBKB -benchtime 1x
 func BenchmarkBBKB(b *testing.B) {
 	const T = 500
 	f, _ := objectives.Lookup("hartmann3")
 	for _, A := range []int{1000, 20000} {
 		arms, _ := objectives.Uniform(objectives.Box{Lower: make([]float64, 3), Upper: ones(3)}, A, 1)
 		obj := newBoxed(f, arms, 1)
-		for _, pol := range []string{"bkb", "bbkb", "bbkb-C5", "bbkb-brute"} {
+		for _, pol := range []string{"bkb", "bkb-incr", "bbkb", "bbkb-incr", "bbkb-C5", "bbkb-brute"} {
 			b.Run(fmt.Sprintf("A=%d/%s", A, pol), func(b *testing.B) {
 				var secs, avg float64
 				for i := 0; i < b.N; i++ {
@@ -411,8 +411,16 @@ func BenchmarkBBKB(b *testing.B) {
 					switch pol {
 					case "bkb":
 						p, _ = NewBKB(arms, opt)
+					case "bkb-incr":
+						o := opt
+						o.Incremental = true
+						p, _ = NewBKB(arms, o)
 					case "bbkb":
 						p, _ = NewBBKB(arms, BBKBOptions{Options: opt})
+					case "bbkb-incr":
+						o := opt
+						o.Incremental = true
+						p, _ = NewBBKB(arms, BBKBOptions{Options: o})
 					case "bbkb-C5":
 						p, _ = NewBBKB(arms, BBKBOptions{Options: opt, Ratio: 5})
 					case "bbkb-brute":
