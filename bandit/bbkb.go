@@ -78,7 +78,9 @@ type BatchStats struct {
 	Batches int
 	// Arms is the number of arms in completed batches.
 	Arms int
-	// AverageBatchSize is Arms/Batches (0 before the first batch).
+	// AverageBatchSize is the number of arms asked over the number of
+	// batches, counting the batch in progress (T / #batches, the paper's
+	// figure; 0 before the first Ask).
 	AverageBatchSize float64
 	// MaxBatchSize is the largest completed batch.
 	MaxBatchSize int
@@ -242,8 +244,12 @@ func (p *BBKB) Stats() Stats {
 // BatchStats reports the batching so far.
 func (p *BBKB) BatchStats() BatchStats {
 	s := p.stats
-	if s.Batches > 0 {
-		s.AverageBatchSize = float64(s.Arms) / float64(s.Batches)
+	n, arms := s.Batches, s.Arms
+	if len(p.batch) > 0 {
+		n, arms = n+1, arms+len(p.batch)
+	}
+	if n > 0 {
+		s.AverageBatchSize = float64(arms) / float64(n)
 	}
 	s.LogDet = p.logdet
 	return s
