@@ -19,6 +19,7 @@ import (
 
 	"github.com/bkb-go/bkb/acquisition"
 	"github.com/bkb-go/bkb/bandit"
+	"github.com/bkb-go/bkb/gp/hyper"
 	"github.com/bkb-go/bkb/kernel"
 	"github.com/bkb-go/bkb/objectives"
 )
@@ -34,11 +35,55 @@ const (
 	DefaultLambda      = 0.001 // GP noise variance on the standardized scale
 	DefaultQbar        = 2.0
 	DefaultBeta        = "2" // UCB exploration on the GP scale, for every policy
+
+	// CurrentVersion is the configuration version Normalize gives a new
+	// study. Version 1 (every journal written before versions existed, see
+	// UnmarshalJSON) is a fixed arm set with one length scale; version 2
+	// adds growing candidates (Candidates), fitted ARD hyperparameters (Fit)
+	// and its own defaults (DefaultBetaV2, DefaultKernelV2, ...).
+	CurrentVersion = 2
+	// DefaultFitEvery is the warm refit period of version 2 (see Fit).
+	DefaultFitEvery = 10
+	// DefaultArmCountV2 is the size of version 2's global space-filling
+	// set when the candidates grow (the refinement does the rest).
+	DefaultArmCountV2 = 1024
+)
+
+// Version 2 defaults, chosen by the benchmark of docs/optimizer.md.
+var (
+	// DefaultBetaV2 is the UCB exploration of version 2 (on the GP scale,
+	// in units of the fitted posterior standard deviation).
+	DefaultBetaV2 = "2"
+	// DefaultKernelV2 is the kernel family of version 2's ARD fits.
+	DefaultKernelV2 = "matern52"
+)
+
+// Candidate modes (Config.Candidates).
+const (
+	// CandidatesFixed keeps the arm set exactly as built (plus enqueued
+	// and imported points).
+	CandidatesFixed = "fixed"
+	// CandidatesGrow grows candidates where the optimum is: trust regions
+	// around the incumbent and the best UCB points, and a continuous polish
+	// of the acquisition (refine.go).
+	CandidatesGrow = "grow"
+)
+
+// Fit modes (Config.Fit).
+const (
+	// FitNone keeps the kernel's length scale.
+	FitNone = "none"
+	// FitScalar refits one length scale every FitEvery evaluations
+	// (version 1's --fit-length-scale).
+	FitScalar = "scalar"
+	// FitARD fits per-coordinate length scales, signal and noise variance
+	// (gp/hyper, MAP) at doubling counts and warm every FitEvery.
+	FitARD = "ard"
 )
 
 // Policies, arm sets and kernels a Config may name.
 var (
-	PolicyNames = []string{"bkb", "gp-ucb", "thompson", "ei", "random", "bkb-thompson"}
+	PolicyNames = []string{"bkb", "gp-ucb", "thompson", "ei", "random", "bkb-thompson", "ada-bkb"}
 	ArmKinds    = []string{"sobol", "lhs", "random", "grid", "csv"}
 	KernelNames = []string{"rbf", "matern12", "matern32", "matern52"}
 )
@@ -58,6 +103,9 @@ const (
 // policy from it, and the same events give the same suggestions. The zero
 // value of every field means its default (see Normalize).
 type Config struct {
+	// Version selects the behavior of the study: 0 in a new Config means
+	// CurrentVersion; a stored configuration without a version is 1.
+	Version   int       `json:"version"`
 	Space     Space     `json:"space"`
 	Direction Direction `json:"direction"`
 	// Policy is one of PolicyNames.
@@ -87,8 +135,17 @@ type Config struct {
 	// the initial design.
 	RawValues bool `json:"raw_values,omitempty"`
 	// FitEvery refits the length scale every k completed evaluations
-	// (0: never).
+	// (0: never in version 1; DefaultFitEvery in version 2).
 	FitEvery int `json:"fit_every,omitempty"`
+	// Candidates is CandidatesFixed or CandidatesGrow (version 2; default
+	// grow for space-filling arms, fixed for csv and grid arms, which stay
+	// exactly the user's set unless this asks for refinement).
+	Candidates string `json:"candidates,omitempty"`
+	// Fit is FitNone, FitScalar or FitARD (version 2; default ard, with
+	// the kernel family of Kernel.Name, rbf or matern52, every
+	// DefaultFitEvery; scalar when FitEvery is set without Fit; none for
+	// the other kernels).
+	Fit string `json:"fit,omitempty"`
 	// MaxFailures stops Optimize after this many failed trials (0: never).
 	MaxFailures int `json:"max_failures"`
 	// Objective is opaque to the study: a tool that runs the objective
@@ -124,6 +181,10 @@ func (c *Config) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*c = Config(p.plain)
+	if c.Version == 0 {
+		// Written before versions: the fixed-set behavior it was run with.
+		c.Version = 1
+	}
 	if p.Standardize != nil && !*p.Standardize {
 		c.RawValues = true
 	}
@@ -137,6 +198,13 @@ func (c *Config) Normalize() error {
 	if err := c.Space.Validate(); err != nil {
 		return err
 	}
+	if c.Version == 0 {
+		c.Version = CurrentVersion
+	}
+	if c.Version < 1 || c.Version > CurrentVersion {
+		return fmt.Errorf("study: configuration version %d (this build knows 1 to %d)", c.Version, CurrentVersion)
+	}
+	v2 := c.Version >= 2
 	switch c.Direction {
 	case "":
 		c.Direction = Minimize
@@ -162,6 +230,9 @@ func (c *Config) Normalize() error {
 	case "sobol", "lhs", "random":
 		if c.Arms.N == 0 {
 			c.Arms.N = DefaultArmCount
+			if v2 {
+				c.Arms.N = DefaultArmCountV2
+			}
 		}
 		if c.Arms.N < 0 {
 			return fmt.Errorf("study: number of arms must be positive, got %d", c.Arms.N)
@@ -193,6 +264,9 @@ func (c *Config) Normalize() error {
 	}
 	if c.Kernel.Name == "" {
 		c.Kernel.Name = DefaultKernel
+		if v2 {
+			c.Kernel.Name = DefaultKernelV2
+		}
 	}
 	c.Kernel.Name = strings.ToLower(c.Kernel.Name)
 	if c.Kernel.LengthScale == 0 {
@@ -215,6 +289,9 @@ func (c *Config) Normalize() error {
 	}
 	if c.Beta == "" {
 		c.Beta = DefaultBeta
+		if v2 {
+			c.Beta = DefaultBetaV2
+		}
 	}
 	if _, _, err := c.betaSchedule(); err != nil {
 		return err
@@ -231,9 +308,86 @@ func (c *Config) Normalize() error {
 	}
 	if c.Init == 0 {
 		c.Init = max(5, c.Space.Dim()+1)
+		if v2 {
+			c.Init = max(5, 2*c.Space.Dim())
+		}
+	}
+	return c.normalizeV2()
+}
+
+// normalizeV2 fills and checks the fields of version 2 (Candidates, Fit,
+// FitEvery); a version 1 configuration may not set them.
+func (c *Config) normalizeV2() error {
+	if c.Version < 2 {
+		if c.Candidates != "" && c.Candidates != CandidatesFixed || c.Fit != "" || c.Policy == "ada-bkb" {
+			return errors.New("study: candidates, fit and policy ada-bkb need configuration version 2")
+		}
+		return nil
+	}
+	if c.Candidates == "" {
+		c.Candidates = CandidatesGrow
+		if c.Arms.Kind == "csv" || c.Arms.Kind == "grid" {
+			c.Candidates = CandidatesFixed
+		}
+	}
+	c.Candidates = strings.ToLower(c.Candidates)
+	if c.Candidates != CandidatesFixed && c.Candidates != CandidatesGrow {
+		return fmt.Errorf("study: candidates %q (want %s or %s)", c.Candidates, CandidatesFixed, CandidatesGrow)
+	}
+	if c.Policy == "ada-bkb" {
+		if !c.Space.Continuous() {
+			return errors.New("study: policy ada-bkb needs a space of floats without steps (it partitions the box)")
+		}
+		if c.Candidates != CandidatesGrow {
+			return errors.New("study: policy ada-bkb chooses its own points: it needs candidates grow")
+		}
+	}
+	if c.Fit == "" {
+		// An explicit FitEvery without Fit is version 1's scalar fit (the
+		// command line's --fit-length-scale); kernels without an ARD
+		// family keep their length scale.
+		_, famErr := c.family()
+		switch {
+		case c.FitEvery > 0:
+			c.Fit = FitScalar
+		case famErr != nil:
+			c.Fit = FitNone
+		default:
+			c.Fit = FitARD
+		}
+	}
+	c.Fit = strings.ToLower(c.Fit)
+	switch c.Fit {
+	case FitNone, FitScalar:
+	case FitARD:
+		if _, err := c.family(); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("study: fit %q (want %s, %s or %s)", c.Fit, FitNone, FitScalar, FitARD)
+	}
+	if c.FitEvery == 0 && c.Fit == FitARD {
+		c.FitEvery = DefaultFitEvery
 	}
 	return nil
 }
+
+// family returns the gp/hyper family of an ARD fit.
+func (c *Config) family() (hyper.Family, error) {
+	switch c.Kernel.Name {
+	case "rbf", "gaussian", "se":
+		return hyper.RBF, nil
+	case "matern52", "matern":
+		return hyper.Matern52, nil
+	}
+	return 0, fmt.Errorf("study: fit ard needs kernel rbf or matern52, got %q", c.Kernel.Name)
+}
+
+// grows reports whether the candidates grow (version 2).
+func (c *Config) grows() bool { return c.Version >= 2 && c.Candidates == CandidatesGrow }
+
+// fitsARD reports whether the hyperparameters are fitted by gp/hyper.
+func (c *Config) fitsARD() bool { return c.Version >= 2 && c.Fit == FitARD }
 
 // minimize reports whether the study minimizes.
 func (c *Config) minimize() bool { return c.Direction != Maximize }
@@ -288,21 +442,20 @@ func (c *Config) betaSchedule() (b acquisition.Beta, gpScale bool, err error) {
 }
 
 // newPolicy builds the configured policy on the encoded arms with the
-// given length scale.
-func (c *Config) newPolicy(arms *mat.Dense, lengthScale float64) (bandit.Policy, error) {
+// given kernel and noise variance.
+func (c *Config) newPolicy(arms *mat.Dense, k kernel.Kernel, lambda float64) (bandit.Policy, error) {
 	n, _ := arms.Dims()
 	if c.Policy == "random" {
 		return bandit.NewRandom(n, c.Seed)
 	}
-	k, err := c.Kernel.build(lengthScale)
-	if err != nil {
-		return nil, err
+	if c.Policy == "ada-bkb" {
+		return nil, errors.New("study: policy ada-bkb chooses points of the box, not arms: use candidates grow")
 	}
 	beta, gpScale, err := c.betaSchedule()
 	if err != nil {
 		return nil, err
 	}
-	opt := bandit.Options{Kernel: k, Lambda: c.Lambda, Beta: beta, GPScale: gpScale, Qbar: c.Qbar,
+	opt := bandit.Options{Kernel: k, Lambda: lambda, Beta: beta, GPScale: gpScale, Qbar: c.Qbar,
 		Incremental: c.Incremental, Seed: c.Seed, Reserve: c.Budget}
 	switch c.Policy {
 	case "bkb":

@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/bkb-go/bkb/bandit"
+	"github.com/bkb-go/bkb/gp/hyper"
 	"github.com/bkb-go/bkb/storage"
 )
 
@@ -70,6 +71,15 @@ type engine struct {
 	diverged int
 	// ignored counts stored values outside ±MaxAbsValue, treated as failed.
 	ignored int
+
+	// ref is the model of a study whose candidates grow (version 2), nil
+	// for a fixed arm set.
+	ref *refiner
+	// hp is the last ARD fit of a version 2 study on a fixed arm set.
+	hp       *hyper.Params
+	lastFull int // observations at hp's last cold fit
+	// fitSeconds is the time spent in ARD fits of a fixed arm set.
+	fitSeconds float64
 }
 
 // observation is one completed evaluation.
@@ -92,6 +102,9 @@ func newEngine(cfg *Config) (*engine, error) {
 	n, _ := arms.Dims()
 	for i := 0; i < n; i++ {
 		e.addArm(arms.RawRowView(i))
+	}
+	if cfg.grows() {
+		e.ref = newRefiner(cfg, mat.NewDense(e.n, e.e, slices.Clone(e.enc[:e.n*e.e])))
 	}
 	return e, nil
 }
@@ -142,6 +155,18 @@ func (e *engine) timed(start time.Time) { e.policySeconds += time.Since(start).S
 // suggest returns the next arm and marks it pending in the policy.
 func (e *engine) suggest() (int, error) {
 	defer e.timed(time.Now())
+	if e.ref != nil {
+		if len(e.succ) < e.cfg.Init {
+			return e.designArm(), nil
+		}
+		u, err := e.ref.suggest(e)
+		if err != nil {
+			return -1, err
+		}
+		x := make([]float64, e.p)
+		e.space.Decode(x, u)
+		return e.armOf(x)
+	}
 	if e.policy == nil && len(e.succ) >= e.cfg.Init {
 		if err := e.activate(); err != nil {
 			return -1, err
@@ -175,8 +200,10 @@ func (e *engine) designArm() int {
 // policy on what has been observed so far.
 func (e *engine) activate() error {
 	e.standardize(min(len(e.succ), max(e.cfg.Init, 1)))
-	if k := e.cfg.FitEvery; k > 0 && len(e.succ) >= max(k, 2) && e.cfg.Policy != "random" {
-		e.fit()
+	if k := e.cfg.FitEvery; (e.cfg.fitsARD() || k > 0 && len(e.succ) >= max(k, 2)) && e.cfg.Policy != "random" {
+		if err := e.fit(); err != nil {
+			return err
+		}
 	}
 	return e.rebuild()
 }
@@ -226,7 +253,18 @@ func (e *engine) ensurePolicy() error {
 // failed evaluations pending.
 func (e *engine) rebuild() error {
 	arms := mat.NewDense(e.n, e.e, e.enc[:e.n*e.e])
-	p, err := e.cfg.newPolicy(arms, e.lengthScale)
+	k, err := e.cfg.Kernel.build(e.lengthScale)
+	if err != nil {
+		return err
+	}
+	lambda := e.cfg.Lambda
+	if e.hp != nil {
+		k, lambda = e.hp.Kernel(), e.hp.NoiseVariance
+		if e.cfg.Policy == "bkb" || e.cfg.Policy == "bkb-thompson" {
+			lambda = math.Max(lambda, e.cfg.Lambda)
+		}
+	}
+	p, err := e.cfg.newPolicy(arms, k, lambda)
 	if err != nil {
 		return err
 	}
@@ -275,7 +313,7 @@ func (e *engine) markPending(arm int) error {
 func (e *engine) tell(trial, arm int, value float64) error {
 	defer e.timed(time.Now())
 	e.succ = append(e.succ, observation{trial: trial, arm: arm, value: value})
-	if e.policy == nil {
+	if e.policy == nil || e.ref != nil {
 		return nil
 	}
 	if e.dirty {
@@ -290,19 +328,26 @@ func (e *engine) tell(trial, arm int, value float64) error {
 	}
 	t := len(e.succ)
 	fitDue := e.cfg.FitEvery > 0 && t%e.cfg.FitEvery == 0
-	if fitDue || (!e.cfg.RawValues && e.restandardizeDue(t)) {
+	cold := e.cfg.fitsARD() && t >= 2*e.lastFull
+	if fitDue || cold || (!e.cfg.RawValues && e.restandardizeDue(t)) {
 		// The y scale is refreshed from every observation.
 		e.standardize(t)
-		if fitDue {
-			e.fit()
+		if fitDue || cold {
+			if err := e.fit(); err != nil {
+				return err
+			}
 		}
 		return e.rebuild()
 	}
 	return nil
 }
 
-// fit refits the length scale.
-func (e *engine) fit() {
+// fit refits the length scale (version 2 with Fit ard: the ARD
+// hyperparameters, see fitARD).
+func (e *engine) fit() error {
+	if e.cfg.fitsARD() {
+		return e.fitARD()
+	}
 	x := make([]float64, 0, len(e.succ)*e.e)
 	y := make([]float64, len(e.succ))
 	for i, o := range e.succ {
@@ -313,11 +358,15 @@ func (e *engine) fit() {
 	res.Observations = len(e.succ)
 	e.fits = append(e.fits, res)
 	e.lengthScale = res.LengthScale
+	return nil
 }
 
 // stats returns the policy's statistics (zero before the policy starts or
 // for random search).
 func (e *engine) stats() bandit.Stats {
+	if e.ref != nil {
+		return e.ref.stats()
+	}
 	if s, ok := e.policy.(bandit.StatsReporter); ok {
 		return s.Stats()
 	}

@@ -1,9 +1,15 @@
 package study
 
 import (
+	"fmt"
 	"math"
+	"slices"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/bkb-go/bkb/gp"
+	"github.com/bkb-go/bkb/gp/hyper"
 )
 
 // FitResult is one length-scale fit.
@@ -13,6 +19,13 @@ type FitResult struct {
 	LogMarginal   float64 `json:"log_marginal_likelihood"`
 	Evaluations   int     `json:"evaluations"`
 	PreviousScale float64 `json:"previous_length_scale"`
+
+	// Version 2 ARD fits (LengthScale is then the geometric mean).
+	LengthScales   []float64 `json:"length_scales,omitempty"`
+	SignalVariance float64   `json:"signal_variance,omitempty"`
+	NoiseVariance  float64   `json:"noise_variance,omitempty"`
+	Points         int       `json:"points,omitempty"` // observations the fit used
+	Cold           bool      `json:"cold,omitempty"`   // a fit from several starts, not warm
 }
 
 // Length scales searched by fitLengthScale, on the unit box.
@@ -87,4 +100,44 @@ func fitLengthScale(ks Kernel, lambda float64, d int, x, y []float64, current fl
 	}
 	res.LengthScale, res.LogMarginal = math.Exp(bestX), bestV
 	return res
+}
+
+// fitARD fits the ARD hyperparameters of a fixed arm set (version 2):
+// cold at doubling counts of observations, warm (one L-BFGS run from the
+// previous fit) every FitEvery, seeded by the study seed and the count.
+func (e *engine) fitARD() error {
+	start := time.Now()
+	fam, err := e.cfg.family()
+	if err != nil {
+		return err
+	}
+	t := len(e.succ)
+	x := mat.NewDense(t, e.e, nil)
+	y := make([]float64, t)
+	for i, o := range e.succ {
+		x.SetRow(i, e.enc[o.arm*e.e:(o.arm+1)*e.e])
+		y[i] = e.told(o.value)
+	}
+	cold := e.hp == nil || t >= 2*e.lastFull
+	opt := hyper.Options{Family: fam, Init: e.hp, Seed: e.cfg.Seed ^ (uint64(t) * 0x9e3779b97f4a7c15) ^ streamFit}
+	if e.cfg.Policy == "bkb" || e.cfg.Policy == "bkb-thompson" {
+		opt.MaxPoints = fitPointsBKB
+	}
+	if !cold {
+		opt.Starts, opt.Screen = 1, -1
+	}
+	res, err := hyper.Fit(x, y, opt)
+	if err != nil {
+		return fmt.Errorf("study: hyperparameter fit at %d observations: %w", t, err)
+	}
+	e.hp = &res.Params
+	if cold {
+		e.lastFull = t
+	}
+	e.lengthScale = geoMean(res.LengthScales)
+	e.fits = append(e.fits, FitResult{Observations: t, LengthScale: e.lengthScale, LogMarginal: res.LogMarginal,
+		Evaluations: res.Evaluations, LengthScales: slices.Clone(res.LengthScales), SignalVariance: res.SignalVariance,
+		NoiseVariance: res.NoiseVariance, Points: res.Points, Cold: cold})
+	e.fitSeconds += time.Since(start).Seconds()
+	return nil
 }

@@ -27,7 +27,9 @@ func TestBraninDefaults(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	f, _ := objectives.Lookup("branin")
-	s, err := Create(ctx, storage.NewMemory(), "branin", braninConfig(t))
+	cfg := braninConfig(t)
+	cfg.Version = 1 // the fixed arm set of the README's first example
+	s, err := Create(ctx, storage.NewMemory(), "branin", cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -126,7 +126,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usageError{trimPkg(err)}
 		}
 		for _, p := range *policies {
-			cfg := study.Config{Space: space, Arms: study.Arms{Kind: "random", N: *nArms},
+			cfg := study.Config{Space: space, Arms: study.Arms{Kind: "random", N: *nArms}, Candidates: study.CandidatesFixed,
 				Kernel: study.Kernel{Name: *kern, LengthScale: *ls}, Lambda: *lambda, Qbar: *qbar, Beta: *beta,
 				Incremental: *incremental, Budget: *budget, Init: *initN, Policy: p, Seed: 1}
 			if err := cfg.Normalize(); err != nil {

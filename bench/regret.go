@@ -1,0 +1,188 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/bkb-go/bkb/objectives"
+	"github.com/bkb-go/bkb/storage"
+	"github.com/bkb-go/bkb/study"
+)
+
+// RegretVariant is one optimizer of the regret benchmark: a function that
+// completes a study configuration (space, budget and seed are set).
+type RegretVariant struct {
+	Name   string
+	Config func(c *study.Config)
+}
+
+// RegretVariants are the optimizers issue 10 compares, by name:
+//   - "bkb": version 2 defaults (growing candidates, ARD fits, BKB);
+//   - "bkb-rbf": the same with the RBF ARD kernel instead of Matern 5/2;
+//   - "gp-ucb": version 2 defaults with GP-UCB (exact posterior);
+//   - "ada-bkb": Ada-BKB (bandit.AdaBKB) on the encoded box;
+//   - "bkb-fixed": today's (version 1) fixed-set BKB, 4,096 Sobol arms;
+//   - "gp-ucb-fixed": version 1 GP-UCB on the same 4,096 arms;
+//   - "random": uniform random search over the box (version 2 random).
+var RegretVariants = map[string]RegretVariant{
+	"bkb":          {"bkb", func(c *study.Config) {}},
+	"bkb-rbf":      {"bkb-rbf", func(c *study.Config) { c.Kernel.Name = "rbf" }},
+	"gp-ucb":       {"gp-ucb", func(c *study.Config) { c.Policy = "gp-ucb" }},
+	"ada-bkb":      {"ada-bkb", func(c *study.Config) { c.Policy = "ada-bkb" }},
+	"bkb-fixed":    {"bkb-fixed", func(c *study.Config) { c.Version = 1; c.Arms = study.Arms{Kind: "sobol", N: 4096} }},
+	"gp-ucb-fixed": {"gp-ucb-fixed", func(c *study.Config) { c.Version = 1; c.Policy = "gp-ucb"; c.Arms = study.Arms{Kind: "sobol", N: 4096} }},
+	"random":       {"random", func(c *study.Config) { c.Policy = "random" }},
+}
+
+// RegretProblem is a test function with an observation noise level.
+type RegretProblem struct {
+	F *objectives.Function
+	// NoiseFrac is the noise standard deviation as a fraction of the
+	// function's range over its box (Range).
+	NoiseFrac float64
+}
+
+// Name is "hartmann6" or "hartmann6+1%".
+func (p RegretProblem) Name() string {
+	if p.NoiseFrac == 0 {
+		return p.F.String()
+	}
+	return fmt.Sprintf("%s+%g%%", p.F.String(), 100*p.NoiseFrac)
+}
+
+// Range estimates max f - min f over the function's box: the largest of
+// 16,384 Sobol points (seed 1) minus the known minimum.
+func Range(f *objectives.Function) float64 {
+	pts, err := objectives.Sobol(f.Domain(), 16384, 1)
+	if err != nil {
+		return 1
+	}
+	n, _ := pts.Dims()
+	hi := math.Inf(-1)
+	for i := 0; i < n; i++ {
+		hi = math.Max(hi, f.Value(pts.RawRowView(i)))
+	}
+	return hi - f.MinValue
+}
+
+// RegretRun is one (problem, variant, seed) run.
+type RegretRun struct {
+	Problem, Variant string
+	Seed             uint64
+	// Simple[i] is the simple regret after Checkpoints[i] evaluations:
+	// the smallest noise-free value f(x) over the evaluated points minus
+	// the minimum; Cum[i] the cumulative regret sum f(x_t) - min.
+	Checkpoints []int
+	Simple, Cum []float64
+	// Seconds: policy time per trial (total, hyperparameter fits,
+	// candidate growth and scoring), averaged over the run.
+	PolicyMS, FitMS, CandMS float64
+	Wall                    time.Duration
+}
+
+// RunRegret runs one variant on one problem for the largest checkpoint,
+// noise drawn from seed, on an in-memory study.
+func RunRegret(ctx context.Context, p RegretProblem, v RegretVariant, seed uint64, checkpoints []int, rng float64) (RegretRun, error) {
+	T := slices.Max(checkpoints)
+	f := p.F
+	space, err := study.Box(nil, f.Lower, f.Upper)
+	if err != nil {
+		return RegretRun{}, err
+	}
+	cfg := study.Config{Space: space, Budget: T, Seed: seed}
+	v.Config(&cfg)
+	start := time.Now()
+	s, err := study.Create(ctx, storage.NewMemory(), "regret", cfg)
+	if err != nil {
+		return RegretRun{}, err
+	}
+	noise := rand.New(rand.NewPCG(seed, 0x6e6f697365)) // "noise"
+	sd := p.NoiseFrac * rng
+	run := RegretRun{Problem: p.Name(), Variant: v.Name, Seed: seed, Checkpoints: checkpoints}
+	best, cum := math.Inf(1), 0.0
+	for t := 1; t <= T; t++ {
+		tr, err := s.Ask(ctx)
+		if err != nil {
+			return run, err
+		}
+		y := f.Value(tr.X)
+		best = math.Min(best, y-f.MinValue)
+		cum += y - f.MinValue
+		if sd > 0 {
+			y += sd * noise.NormFloat64()
+		}
+		if err := s.Tell(ctx, tr.Number, y); err != nil {
+			return run, err
+		}
+		if slices.Contains(checkpoints, t) {
+			run.Simple = append(run.Simple, best)
+			run.Cum = append(run.Cum, cum)
+		}
+	}
+	c := s.Costs()
+	run.PolicyMS, run.FitMS, run.CandMS = 1e3*c.Policy/float64(T), 1e3*c.Fit/float64(T), 1e3*c.Candidates/float64(T)
+	run.Wall = time.Since(start)
+	return run, nil
+}
+
+// Median returns the median of v (NaN for none).
+func Median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(v)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// WriteRegretMarkdown writes one row per (problem, variant, checkpoint):
+// medians over seeds of simple and cumulative regret with [min, max] of the
+// simple regret, and the policy time per trial split into fits and
+// candidates.
+func WriteRegretMarkdown(w io.Writer, runs []RegretRun) error {
+	type key struct {
+		prob, variant string
+		k             int
+	}
+	var keys []key
+	group := map[key][]RegretRun{}
+	for _, r := range runs {
+		for k := range r.Checkpoints {
+			kk := key{r.Problem, r.Variant, k}
+			if _, ok := group[kk]; !ok {
+				keys = append(keys, kk)
+			}
+			group[kk] = append(group[kk], r)
+		}
+	}
+	if _, err := fmt.Fprintln(w, "| problem | optimizer | T | seeds | simple regret, median [min, max] | cum. regret, median | policy ms/trial (fit, candidates) |"); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "|---|---|---:|---:|---|---:|---|")
+	for _, kk := range keys {
+		rs := group[kk]
+		var simple, cum, pol, fit, cand []float64
+		for _, r := range rs {
+			simple = append(simple, r.Simple[kk.k])
+			cum = append(cum, r.Cum[kk.k])
+			pol, fit, cand = append(pol, r.PolicyMS), append(fit, r.FitMS), append(cand, r.CandMS)
+		}
+		_, err := fmt.Fprintf(w, "| %s | %s | %d | %d | %.3g [%.2g, %.2g] | %.4g | %.1f (%.1f, %.1f) |\n", kk.prob, kk.variant,
+			rs[0].Checkpoints[kk.k], len(rs), Median(simple), slices.Min(simple), slices.Max(simple), Median(cum),
+			Median(pol), Median(fit), Median(cand))
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

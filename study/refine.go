@@ -1,0 +1,620 @@
+package study
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/bkb-go/bkb/acquisition"
+	"github.com/bkb-go/bkb/bandit"
+	"github.com/bkb-go/bkb/candidates"
+	"github.com/bkb-go/bkb/gp"
+	"github.com/bkb-go/bkb/gp/hyper"
+	"github.com/bkb-go/bkb/kernel"
+)
+
+// Candidate growth of a version 2 study (Config.Candidates grow).
+const (
+	// trustPoints are drawn around the incumbent at the trust region's
+	// radius on every ask.
+	trustPoints = 256
+	// probeCenters are the best-UCB points away from the incumbent that get
+	// probePoints trust-region points each, at a fixed radius, so that a
+	// second basin is refined before the incumbent's is exhausted.
+	probeCenters = 2
+	probePoints  = 64
+	probeRadius  = 0.1
+	// poolSize bounds the candidates kept from one ask to the next (the
+	// best by the acquisition); the others are retired, so memory stays
+	// O(global + trustPoints + poolSize) whatever the number of trials.
+	poolSize = 64
+	// polishStarts are the best candidates polished by L-BFGS on the
+	// acquisition (continuous coordinates), polishEvals acquisition
+	// evaluations each.
+	polishStarts = 3
+	polishEvals  = 60
+	// fitPointsBKB bounds the points a BKB fit uses (gp/hyper MaxPoints:
+	// a fit evaluation costs O(fitPointsBKB^3) whatever t); the exact
+	// policies use gp/hyper's default, 300.
+	fitPointsBKB = 150
+)
+
+// Seeds of the random streams of a version 2 study, mixed with the study
+// seed and a count (observations or asks), so that each draw is a function
+// of the records alone.
+const (
+	streamFit      = 0x66_69_74          // "fit"
+	streamAsk      = 0x61_73_6b          // "ask"
+	streamResample = 0x72_65_73_61_6d_70 // "resamp"
+)
+
+// refiner is the model and candidate generator of a study whose candidates
+// grow. It is advanced lazily, at each ask, from the engine's completed
+// evaluations, and every random draw is seeded from the study seed and the
+// number of observations or asks, so a replay of the records rebuilds the
+// same state and asks the same points.
+//
+// The posterior is on the observed points only: gp.DTC with BKB's ridge
+// leverage resampling (Calandriello et al. 2019, Alg. 1) for bkb and
+// bkb-thompson, gp.Exact for the others, with the fitted ARD kernel.
+// Candidates are scored by their predictions, built afresh on each ask:
+// the global space-filling set (the study's arms), trust-region points
+// around the incumbent at TuRBO's radius schedule and around the best UCB
+// points away from it, the pool kept from the previous ask, and L-BFGS
+// polishes of the best of them (candidates.Polish, continuous coordinates
+// only, integer and categorical ones held). There is no per-candidate
+// posterior state to grow or retire: a prediction costs O(m^2) for the DTC
+// (m the dictionary size) and O(t^2) for the exact GP, and only the
+// poolSize best candidates outlive an ask. (gp's incremental
+// AddCandidates, when it lands, would let the global set keep its means
+// and variances current instead; see docs/optimizer.md.)
+type refiner struct {
+	cfg    *Config
+	dom    candidates.Domain
+	d      int
+	global *mat.Dense // encoded global set
+
+	hp        *hyper.Params // last ARD fit (nil: the configured kernel)
+	ls        float64       // the length scale without an ARD fit
+	lastFit   int           // observations at the last fit
+	lastFull  int           // observations at the last full (cold) fit
+	shift     float64       // rewards are told as (r - shift)/scale
+	scale     float64
+	threshold float64 // improvement threshold of the trust region, reward units
+
+	dtc    *gp.DTC
+	exact  *gp.Exact
+	lambda float64 // the posterior's noise variance (DTC: its ridge)
+	kern   kernel.Kernel
+	nObs   int // observations in the posterior
+	rs     *rand.Rand
+
+	ada *bandit.AdaBKB
+
+	region  candidates.Region
+	best    float64 // best reward so far (for the region's schedule)
+	pool    [][]float64
+	asks    int
+	fitSecs float64
+	growSec float64
+}
+
+func newRefiner(cfg *Config, global *mat.Dense) *refiner {
+	d := cfg.Space.EncodedDim()
+	return &refiner{cfg: cfg, dom: cfg.Space.Domain(), d: d, global: global, scale: 1,
+		region: candidates.NewRegion(d), best: math.Inf(-1)}
+}
+
+// usesDTC reports whether the posterior is BKB's.
+func (r *refiner) usesDTC() bool {
+	return r.cfg.Policy == "bkb" || r.cfg.Policy == "bkb-thompson"
+}
+
+// fitDue reports whether a fit is due at t observations: at the first
+// model, at doubling counts (a cold fit) and every FitEvery (warm).
+func (r *refiner) fitDue(t int) (due, cold bool) {
+	first := r.dtc == nil && r.exact == nil
+	if r.cfg.Fit == FitScalar {
+		k := r.cfg.FitEvery
+		return first || t >= max(k, 2) && t/k > r.lastFit/k, false
+	}
+	if !r.cfg.fitsARD() {
+		return first, false
+	}
+	if r.hp == nil || t >= 2*r.lastFull {
+		return true, true
+	}
+	return r.cfg.FitEvery > 0 && t-r.lastFit >= r.cfg.FitEvery, false
+}
+
+// sync brings the model up to the engine's completed evaluations.
+func (r *refiner) sync(e *engine) error {
+	t := len(e.succ)
+	if r.cfg.Policy == "random" {
+		return nil
+	}
+	if r.cfg.Policy == "ada-bkb" {
+		return r.syncAda(e)
+	}
+	for ; r.nObs < t; r.nObs++ {
+		o := e.succ[r.nObs]
+		r.trackRegion(e.reward(o.value))
+	}
+	due, cold := r.fitDue(t)
+	if due {
+		if err := r.refit(e, cold); err != nil {
+			return err
+		}
+		return r.rebuild(e)
+	}
+	// Incremental: the observations since the last sync.
+	have := r.observed()
+	for i := have; i < t; i++ {
+		o := e.succ[i]
+		if err := r.observe(e.enc[o.arm*e.e:(o.arm+1)*e.e], r.toldValue(e.reward(o.value))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// observed is the number of observations in the posterior.
+func (r *refiner) observed() int {
+	switch {
+	case r.dtc != nil:
+		return r.dtc.Len()
+	case r.exact != nil:
+		return r.exact.Len()
+	}
+	return 0
+}
+
+// trackRegion updates the trust region's schedule with reward v.
+func (r *refiner) trackRegion(v float64) {
+	if math.IsInf(r.best, -1) {
+		r.best = v
+		return
+	}
+	improved := v > r.best+r.threshold
+	r.best = math.Max(r.best, v)
+	r.region.Update(improved)
+}
+
+func (r *refiner) toldValue(v float64) float64 { return (v - r.shift) / r.scale }
+
+// standardize sets the reward map from all observations.
+func (r *refiner) standardize(e *engine) {
+	if r.cfg.RawValues {
+		return
+	}
+	var s, ss float64
+	for _, o := range e.succ {
+		v := e.reward(o.value)
+		s += v
+	}
+	n := float64(len(e.succ))
+	r.shift = s / n
+	for _, o := range e.succ {
+		v := e.reward(o.value) - r.shift
+		ss += v * v
+	}
+	r.scale = 1
+	if sd := math.Sqrt(ss / math.Max(n-1, 1)); sd > 1e-12*math.Max(1, math.Abs(r.shift)) {
+		r.scale = sd
+	}
+	if r.threshold == 0 {
+		r.threshold = 1e-3 * r.scale
+	}
+}
+
+// refit standardizes the rewards and fits the ARD hyperparameters: cold
+// (gp/hyper's default starts and screen, from the previous fit too) at
+// doubling counts, warm (one L-BFGS run from the previous fit) otherwise,
+// on a bounded subset for BKB. The seed is the study seed and t.
+func (r *refiner) refit(e *engine, cold bool) error {
+	start := time.Now()
+	defer func() { r.fitSecs += time.Since(start).Seconds() }()
+	r.standardize(e)
+	t := len(e.succ)
+	if k := r.cfg.FitEvery; r.cfg.Fit == FitScalar && t >= max(k, 2) && t/k > r.lastFit/k {
+		x := make([]float64, 0, t*e.e)
+		y := make([]float64, t)
+		for i, o := range e.succ {
+			x = append(x, e.enc[o.arm*e.e:(o.arm+1)*e.e]...)
+			y[i] = r.toldValue(e.reward(o.value))
+		}
+		res := fitLengthScale(r.cfg.Kernel, r.cfg.Lambda, e.e, x, y, e.lengthScale)
+		res.Observations = t
+		e.fits = append(e.fits, res)
+		e.lengthScale, r.lastFit = res.LengthScale, t
+	}
+	r.ls = e.lengthScale
+	if !r.cfg.fitsARD() {
+		return nil
+	}
+	fam, err := r.cfg.family()
+	if err != nil {
+		return err
+	}
+	x := mat.NewDense(t, e.e, nil)
+	y := make([]float64, t)
+	for i, o := range e.succ {
+		x.SetRow(i, e.enc[o.arm*e.e:(o.arm+1)*e.e])
+		y[i] = r.toldValue(e.reward(o.value))
+	}
+	opt := hyper.Options{Family: fam, Init: r.hp, Seed: r.cfg.Seed ^ (uint64(t) * 0x9e3779b97f4a7c15) ^ streamFit}
+	if r.usesDTC() {
+		opt.MaxPoints = fitPointsBKB
+	}
+	if !cold && r.hp != nil {
+		opt.Starts, opt.Screen = 1, -1
+	}
+	res, err := hyper.Fit(x, y, opt)
+	if err != nil {
+		return fmt.Errorf("study: hyperparameter fit at %d observations: %w", t, err)
+	}
+	r.hp = &res.Params
+	e.lengthScale = geoMean(res.LengthScales)
+	r.lastFit = t
+	if cold {
+		r.lastFull = t
+	}
+	e.fits = append(e.fits, FitResult{Observations: t, LengthScale: geoMean(res.LengthScales), LogMarginal: res.LogMarginal,
+		Evaluations: res.Evaluations, LengthScales: slices.Clone(res.LengthScales), SignalVariance: res.SignalVariance,
+		NoiseVariance: res.NoiseVariance, Points: res.Points, Cold: cold})
+	return nil
+}
+
+func geoMean(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += math.Log(x)
+	}
+	return math.Exp(s / float64(len(v)))
+}
+
+// kernelAndNoise returns the kernel and noise variance of the posterior:
+// the fit, or the configured kernel and Lambda.
+func (r *refiner) kernelAndNoise() (kernel.Kernel, float64, error) {
+	if r.hp != nil {
+		noise := r.hp.NoiseVariance
+		if r.usesDTC() {
+			// BKB's ridge: the dictionary size grows like the effective
+			// dimension at lambda, so it is floored at the configured one.
+			noise = math.Max(noise, r.cfg.Lambda)
+		}
+		return r.hp.Kernel(), noise, nil
+	}
+	k, err := r.cfg.Kernel.build(r.ls)
+	return k, r.cfg.Lambda, err
+}
+
+// rebuild makes the posterior afresh from every observation: for BKB the
+// dictionary is first all observed points (the exact posterior), then
+// resampled by its ridge leverage scores, which is the draw BKB's
+// Algorithm 1 would make from an exact previous posterior. O(t^3) at a
+// refit, O(t m^2) after.
+func (r *refiner) rebuild(e *engine) error {
+	k, lambda, err := r.kernelAndNoise()
+	if err != nil {
+		return err
+	}
+	r.kern, r.lambda = k, lambda
+	t := len(e.succ)
+	r.rs = rand.New(rand.NewPCG(r.cfg.Seed^streamResample, uint64(t)))
+	r.dtc, r.exact = nil, nil
+	if r.usesDTC() {
+		g, err := gp.NewDTC(k, e.e, lambda)
+		if err != nil {
+			return err
+		}
+		rows := make([]int, 0, t)
+		seen := map[int]bool{}
+		for _, o := range e.succ {
+			row, err := g.Observe(e.enc[o.arm*e.e:(o.arm+1)*e.e], r.toldValue(e.reward(o.value)))
+			if err != nil {
+				return err
+			}
+			if !seen[row] {
+				seen[row] = true
+				rows = append(rows, row)
+			}
+		}
+		if _, _, err := g.SetDictionary(rows); err != nil {
+			return err
+		}
+		if _, _, err := g.Resample(r.rs, r.cfg.Qbar); err != nil {
+			return err
+		}
+		r.dtc = g
+		return nil
+	}
+	g, err := gp.NewExact(k, e.e, lambda)
+	if err != nil {
+		return err
+	}
+	g.Reserve(max(r.cfg.Budget, t))
+	for _, o := range e.succ {
+		if err := g.Observe(e.enc[o.arm*e.e:(o.arm+1)*e.e], r.toldValue(e.reward(o.value))); err != nil {
+			return err
+		}
+	}
+	r.exact = g
+	return nil
+}
+
+// observe adds one observation to the posterior (BKB: then resamples).
+func (r *refiner) observe(x []float64, y float64) error {
+	if r.dtc != nil {
+		if _, err := r.dtc.Observe(x, y); err != nil {
+			return err
+		}
+		_, _, err := r.dtc.Resample(r.rs, r.cfg.Qbar)
+		return err
+	}
+	return r.exact.Observe(x, y)
+}
+
+// predict returns the posterior mean and variance (GP scale) at x.
+func (r *refiner) predict(x []float64) (float64, float64) {
+	if r.dtc != nil {
+		m, v, err := r.dtc.Predict(x)
+		if err != nil {
+			return math.NaN(), 0
+		}
+		return m, r.lambda * v
+	}
+	m, v, err := r.exact.Predict(x)
+	if err != nil {
+		return math.NaN(), 0
+	}
+	return m, v
+}
+
+// suggest returns the encoded next point.
+func (r *refiner) suggest(e *engine) ([]float64, error) {
+	if err := r.sync(e); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	defer func() { r.growSec += time.Since(start).Seconds() }()
+	rng := rand.New(rand.NewPCG(r.cfg.Seed^streamAsk, uint64(r.asks)))
+	r.asks++
+	if r.cfg.Policy == "random" {
+		x := make([]float64, r.d)
+		r.dom.Random(x, rng)
+		return x, nil
+	}
+	if r.cfg.Policy == "ada-bkb" {
+		return r.ada.Ask()
+	}
+	// The points to avoid: pending trials and failed evaluations.
+	var avoid [][]float64
+	for _, a := range e.pendingArms() {
+		avoid = append(avoid, e.enc[a*e.e:(a+1)*e.e])
+	}
+	acq, err := r.acquisition(e, avoid, rng)
+	if err != nil {
+		return nil, err
+	}
+	inc := r.incumbent(e)
+
+	type cand struct {
+		x []float64
+		v float64
+	}
+	var cs []cand
+	add := func(x []float64) { cs = append(cs, cand{x, acq(x)}) }
+	n, _ := r.global.Dims()
+	for i := 0; i < n; i++ {
+		add(r.global.RawRowView(i))
+	}
+	for _, x := range r.pool {
+		add(x)
+	}
+	var weights []float64
+	if r.hp != nil {
+		weights = candidates.ARDWeights(r.hp.LengthScales)
+	}
+	trust := func(center []float64, radius float64, k int) error {
+		m := mat.NewDense(k, r.d, nil)
+		if err := candidates.TrustRegion(m, r.dom, center, radius, rng, candidates.TROptions{Weights: weights}); err != nil {
+			return err
+		}
+		for i := 0; i < k; i++ {
+			add(m.RawRowView(i))
+		}
+		return nil
+	}
+	if err := trust(inc, r.region.Radius, trustPoints); err != nil {
+		return nil, err
+	}
+	byScore := func(a, b cand) int {
+		switch {
+		case a.v > b.v:
+			return -1
+		case a.v < b.v:
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(cs, byScore)
+	// Probe the best points away from the incumbent.
+	probes := 0
+	for _, c := range cs {
+		if probes == probeCenters {
+			break
+		}
+		if math.IsInf(c.v, -1) || dist(c.x, inc) < 2*probeRadius {
+			continue
+		}
+		if err := trust(c.x, probeRadius, probePoints); err != nil {
+			return nil, err
+		}
+		probes++
+	}
+	slices.SortStableFunc(cs, byScore)
+	// Polish the best few (distinct) points.
+	if r.cfg.Policy != "thompson" && r.cfg.Policy != "bkb-thompson" && len(r.dom.ContinuousIndices()) > 0 {
+		var starts [][]float64
+		for _, c := range cs {
+			if len(starts) == polishStarts || math.IsInf(c.v, -1) {
+				break
+			}
+			dup := false
+			for _, s := range starts {
+				if dist(s, c.x) < 1e-6 {
+					dup = true
+				}
+			}
+			if !dup {
+				starts = append(starts, c.x)
+			}
+		}
+		for _, s := range starts {
+			p, v, err := candidates.Polish(acq, s, r.dom, candidates.PolishOptions{MaxEvals: polishEvals})
+			if err != nil {
+				return nil, err
+			}
+			cs = append(cs, cand{p, v})
+		}
+		slices.SortStableFunc(cs, byScore)
+	}
+	if len(cs) == 0 || math.IsInf(cs[0].v, -1) || math.IsNaN(cs[0].v) {
+		return nil, fmt.Errorf("study: no candidate has a finite acquisition (every one pending or failed?)")
+	}
+	// Keep the best for the next ask; retire the rest.
+	r.pool = r.pool[:0]
+	for _, c := range cs[:min(poolSize, len(cs))] {
+		if !math.IsInf(c.v, -1) {
+			r.pool = append(r.pool, slices.Clone(c.x))
+		}
+	}
+	return slices.Clone(cs[0].x), nil
+}
+
+// dist is the Euclidean distance.
+func dist(a, b []float64) float64 {
+	var s float64
+	for i := range a {
+		s += (a[i] - b[i]) * (a[i] - b[i])
+	}
+	return math.Sqrt(s)
+}
+
+// incumbent returns the observed point with the best posterior mean.
+func (r *refiner) incumbent(e *engine) []float64 {
+	var best []float64
+	bv := math.Inf(-1)
+	for _, o := range e.succ {
+		x := e.enc[o.arm*e.e : (o.arm+1)*e.e]
+		if m, _ := r.predict(x); m > bv || best == nil {
+			best, bv = x, m
+		}
+	}
+	return best
+}
+
+// acquisition returns the policy's score of a candidate. A point at a
+// pending trial or failed evaluation scores -Inf; near one, the standard
+// deviation shrinks by sqrt(1 - rho^2) for the prior correlation rho of the
+// two points (the variance the GP would have after observing the pending
+// point alone, without noise: a cheap stand-in for GP-BUCB's conditioning
+// on every pending point).
+func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (func(x []float64) float64, error) {
+	t := len(e.succ)
+	beta, _, err := r.cfg.betaSchedule()
+	if err != nil {
+		return nil, err
+	}
+	nGlobal, _ := r.global.Dims()
+	b := beta.Beta(acquisition.State{T: t, Arms: nGlobal, Lambda: r.lambda, Kappa2: 1})
+	var bestMean float64
+	if r.cfg.Policy == "ei" {
+		bestMean = math.Inf(-1)
+		for _, o := range e.succ {
+			m, _ := r.predict(e.enc[o.arm*e.e : (o.arm+1)*e.e])
+			bestMean = math.Max(bestMean, m)
+		}
+	}
+	thompson := r.cfg.Policy == "thompson" || r.cfg.Policy == "bkb-thompson"
+	diag := func(x []float64) float64 { return kernel.Diag(r.kern, x) }
+	return func(x []float64) float64 {
+		shrink := 1.0
+		for _, p := range avoid {
+			kxp := r.kern.Eval(x, p)
+			rho2 := kxp * kxp / (diag(x) * diag(p))
+			if rho2 > 1-1e-12 {
+				return math.Inf(-1)
+			}
+			shrink *= 1 - rho2
+		}
+		m, v := r.predict(x)
+		sd := math.Sqrt(v * shrink)
+		switch {
+		case thompson:
+			return m + sd*rng.NormFloat64()
+		case r.cfg.Policy == "ei":
+			if sd <= 0 {
+				return math.Max(m-bestMean, 0)
+			}
+			z := (m - bestMean) / sd
+			return (m-bestMean)*normCDF(z) + sd*normPDF(z)
+		}
+		return m + b*sd
+	}, nil
+}
+
+func normCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
+func normPDF(z float64) float64 { return math.Exp(-z*z/2) / math.Sqrt(2*math.Pi) }
+
+// syncAda tells Ada-BKB the evaluations it has not seen; it is built at
+// the first ask after the initial design, with the rewards standardized by
+// the design.
+func (r *refiner) syncAda(e *engine) error {
+	t := len(e.succ)
+	if r.ada == nil {
+		r.standardize(e)
+		k, err := r.cfg.Kernel.build(r.cfg.Kernel.LengthScale)
+		if err != nil {
+			return err
+		}
+		beta, gpScale, err := r.cfg.betaSchedule()
+		if err != nil {
+			return err
+		}
+		a, err := bandit.NewAdaBKB(r.d, bandit.AdaBKBOptions{Options: bandit.Options{Kernel: k, Lambda: r.cfg.Lambda,
+			Beta: beta, GPScale: gpScale, Qbar: r.cfg.Qbar, Seed: r.cfg.Seed}})
+		if err != nil {
+			return err
+		}
+		r.ada = a
+	}
+	for ; r.nObs < t; r.nObs++ {
+		o := e.succ[r.nObs]
+		if err := r.ada.Tell(e.enc[o.arm*e.e:(o.arm+1)*e.e], r.toldValue(e.reward(o.value))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stats reports the model's state.
+func (r *refiner) stats() bandit.Stats {
+	switch {
+	case r.dtc != nil:
+		return bandit.Stats{Observations: r.dtc.Len(), DictionarySize: r.dtc.DictionarySize(),
+			DictionaryChanges: r.dtc.DictionaryChanges(), SumVariance: r.dtc.EffectiveDimension()}
+	case r.exact != nil:
+		return bandit.Stats{Observations: r.exact.Len(), DictionarySize: r.exact.Len()}
+	case r.ada != nil:
+		if s, ok := any(r.ada).(bandit.StatsReporter); ok {
+			return s.Stats()
+		}
+	}
+	return bandit.Stats{}
+}
