@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/bkb-go/bkb/objectives"
@@ -24,7 +26,7 @@ type RegretVariant struct {
 
 // RegretVariants are the optimizers issue 10 compares, by name:
 //   - "bkb": version 2 defaults (growing candidates, ARD fits, BKB);
-//   - "bkb-rbf": the same with the RBF ARD kernel instead of Matern 5/2;
+//   - "bkb-matern": the same with the Matern 5/2 ARD kernel instead of RBF;
 //   - "gp-ucb": version 2 defaults with GP-UCB (exact posterior);
 //   - "ada-bkb": Ada-BKB (bandit.AdaBKB) on the encoded box;
 //   - "bkb-fixed": today's (version 1) fixed-set BKB, 4,096 Sobol arms;
@@ -32,12 +34,62 @@ type RegretVariant struct {
 //   - "random": uniform random search over the box (version 2 random).
 var RegretVariants = map[string]RegretVariant{
 	"bkb":          {"bkb", func(c *study.Config) {}},
-	"bkb-rbf":      {"bkb-rbf", func(c *study.Config) { c.Kernel.Name = "rbf" }},
+	"bkb-matern":   {"bkb-matern", func(c *study.Config) { c.Kernel.Name = "matern52" }},
 	"gp-ucb":       {"gp-ucb", func(c *study.Config) { c.Policy = "gp-ucb" }},
 	"ada-bkb":      {"ada-bkb", func(c *study.Config) { c.Policy = "ada-bkb" }},
 	"bkb-fixed":    {"bkb-fixed", func(c *study.Config) { c.Version = 1; c.Arms = study.Arms{Kind: "sobol", N: 4096} }},
 	"gp-ucb-fixed": {"gp-ucb-fixed", func(c *study.Config) { c.Version = 1; c.Policy = "gp-ucb"; c.Arms = study.Arms{Kind: "sobol", N: 4096} }},
 	"random":       {"random", func(c *study.Config) { c.Policy = "random" }},
+}
+
+// ParseVariant returns the variant named name, with optional
+// modifiers after slashes: "bkb/beta=3/kernel=rbf/init=20/n=2048".
+func ParseVariant(name string) (RegretVariant, error) {
+	parts := strings.Split(name, "/")
+	v, ok := RegretVariants[parts[0]]
+	if !ok {
+		return v, fmt.Errorf("bench: unknown optimizer %q", parts[0])
+	}
+	base := v.Config
+	var mods []func(c *study.Config)
+	for _, m := range parts[1:] {
+		k, val, _ := strings.Cut(m, "=")
+		switch k {
+		case "beta":
+			mods = append(mods, func(c *study.Config) { c.Beta = val })
+		case "kernel":
+			mods = append(mods, func(c *study.Config) { c.Kernel.Name = val })
+		case "init", "n", "fit_every":
+			n, err := strconv.Atoi(val)
+			if err != nil {
+				return v, fmt.Errorf("bench: %s: %v", m, err)
+			}
+			mods = append(mods, func(c *study.Config) {
+				switch k {
+				case "init":
+					c.Init = n
+				case "n":
+					c.Arms.N = n
+				default:
+					c.FitEvery = n
+				}
+			})
+		case "lambda":
+			f, err := strconv.ParseFloat(val, 64)
+			if err != nil {
+				return v, fmt.Errorf("bench: %s: %v", m, err)
+			}
+			mods = append(mods, func(c *study.Config) { c.Lambda = f })
+		default:
+			return v, fmt.Errorf("bench: unknown modifier %q", m)
+		}
+	}
+	return RegretVariant{Name: name, Config: func(c *study.Config) {
+		base(c)
+		for _, m := range mods {
+			m(c)
+		}
+	}}, nil
 }
 
 // RegretProblem is a test function with an observation noise level.

@@ -46,13 +46,17 @@ func TestRegretExperiment(t *testing.T) {
 	}
 	rng := Range(f)
 	var runs []RegretRun
-	for _, v := range strings.Split(parts[3], ",") {
+	for _, name := range strings.Split(parts[3], ",") {
+		v, err := ParseVariant(name)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for s := 1; s <= seeds; s++ {
-			r, err := RunRegret(context.Background(), RegretProblem{F: f, NoiseFrac: noise}, RegretVariants[v], uint64(s), []int{T / 2, T}, rng)
+			r, err := RunRegret(context.Background(), RegretProblem{F: f, NoiseFrac: noise}, v, uint64(s), []int{T / 2, T}, rng)
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s seed %d: simple %.3g cum %.4g, %.1f ms/trial (fit %.1f, cand %.1f) wall %v", v, s, r.Simple[1], r.Cum[1], r.PolicyMS, r.FitMS, r.CandMS, r.Wall)
+			t.Logf("%s seed %d: simple %.3g cum %.4g, %.1f ms/trial (fit %.1f, cand %.1f) wall %v", name, s, r.Simple[1], r.Cum[1], r.PolicyMS, r.FitMS, r.CandMS, r.Wall)
 			runs = append(runs, r)
 		}
 	}

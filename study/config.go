@@ -55,7 +55,7 @@ var (
 	// in units of the fitted posterior standard deviation).
 	DefaultBetaV2 = "2"
 	// DefaultKernelV2 is the kernel family of version 2's ARD fits.
-	DefaultKernelV2 = "matern52"
+	DefaultKernelV2 = "rbf"
 )
 
 // Candidate modes (Config.Candidates).

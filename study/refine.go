@@ -37,6 +37,15 @@ const (
 	// evaluations each.
 	polishStarts = 3
 	polishEvals  = 60
+	// farStarts are extra polish starts: the best candidates at least 0.3
+	// from the incumbent and from each other.
+	farStarts = 2
+	// localSeparation is the least distance of a local phase's center
+	// from the incumbent and from earlier centers, on the encoded box.
+	localSeparation = 0.5
+	// incumbentCands are the best observed points among which the
+	// incumbent is the best posterior mean.
+	incumbentCands = 32
 	// fitPointsBKB bounds the points a BKB fit uses (gp/hyper MaxPoints:
 	// a fit evaluation costs O(fitPointsBKB^3) whatever t); the exact
 	// policies use gp/hyper's default, 300.
@@ -95,12 +104,21 @@ type refiner struct {
 
 	ada *bandit.AdaBKB
 
-	region  candidates.Region
-	best    float64 // best reward so far (for the region's schedule)
-	pool    [][]float64
-	asks    int
-	fitSecs float64
-	growSec float64
+	region candidates.Region
+	best   float64 // best reward so far (for the region's schedule)
+	// A local phase (local != nil) runs a trust region around local, the
+	// best point seen since the phase began (localBest its reward), on
+	// candidates of that region only, so that a second basin is searched
+	// once the incumbent's trust region has collapsed; centers lists the
+	// phases' starting points, which later phases keep away from.
+	local      []float64
+	localBest  float64
+	restartDue bool
+	centers    [][]float64
+	pool       [][]float64
+	asks       int
+	fitSecs    float64
+	growSec    float64
 }
 
 func newRefiner(cfg *Config, global *mat.Dense) *refiner {
@@ -142,7 +160,7 @@ func (r *refiner) sync(e *engine) error {
 	}
 	for ; r.nObs < t; r.nObs++ {
 		o := e.succ[r.nObs]
-		r.trackRegion(e.reward(o.value))
+		r.trackRegion(e.enc[o.arm*e.e:(o.arm+1)*e.e], e.reward(o.value))
 	}
 	due, cold := r.fitDue(t)
 	if due {
@@ -173,15 +191,33 @@ func (r *refiner) observed() int {
 	return 0
 }
 
-// trackRegion updates the trust region's schedule with reward v.
-func (r *refiner) trackRegion(v float64) {
+// trackRegion updates the trust region's schedule with the reward v of
+// the point x. In a local phase the region follows the phase's own best
+// point; a collapse of the region (TuRBO's restart) switches between the
+// main phase, around the global incumbent, and a local phase around a new
+// center (see suggest).
+func (r *refiner) trackRegion(x []float64, v float64) {
 	if math.IsInf(r.best, -1) {
 		r.best = v
 		return
 	}
-	improved := v > r.best+r.threshold
+	ref := r.best
+	if r.local != nil {
+		ref = r.localBest
+	}
+	improved := v > ref+r.threshold
 	r.best = math.Max(r.best, v)
-	r.region.Update(improved)
+	if r.local != nil && v > r.localBest {
+		r.localBest = v
+		r.local = slices.Clone(x)
+	}
+	if r.region.Update(improved) && r.cfg.Policy != "random" {
+		if r.local != nil {
+			r.local = nil // back to the global incumbent
+		} else {
+			r.restartDue = true
+		}
+	}
 }
 
 func (r *refiner) toldValue(v float64) float64 { return (v - r.shift) / r.scale }
@@ -430,7 +466,17 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 		}
 		return nil
 	}
-	if err := trust(inc, r.region.Radius, trustPoints); err != nil {
+	if r.restartDue {
+		r.restartDue = false
+		r.startLocal(inc, acq)
+	}
+	if r.local != nil {
+		// Only the local region's candidates compete.
+		cs = cs[:0]
+		if err := trust(r.local, r.region.Radius, trustPoints); err != nil {
+			return nil, err
+		}
+	} else if err := trust(inc, r.region.Radius, trustPoints); err != nil {
 		return nil, err
 	}
 	byScore := func(a, b cand) int {
@@ -446,7 +492,7 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 	// Probe the best points away from the incumbent.
 	probes := 0
 	for _, c := range cs {
-		if probes == probeCenters {
+		if probes == probeCenters || r.local != nil {
 			break
 		}
 		if math.IsInf(c.v, -1) || dist(c.x, inc) < 2*probeRadius {
@@ -475,6 +521,28 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 				starts = append(starts, c.x)
 			}
 		}
+		// Diverse starts: the best points far from the incumbent and
+		// from each other, whose local maxima of the acquisition a raw
+		// candidate underestimates most.
+		far := 0
+		for _, c := range cs {
+			if far == farStarts || r.local != nil {
+				break
+			}
+			if math.IsInf(c.v, -1) || dist(c.x, inc) < 0.3 {
+				continue
+			}
+			ok := true
+			for _, s := range starts {
+				if dist(s, c.x) < 0.3 {
+					ok = false
+				}
+			}
+			if ok {
+				starts = append(starts, c.x)
+				far++
+			}
+		}
 		for _, s := range starts {
 			p, v, err := candidates.Polish(acq, s, r.dom, candidates.PolishOptions{MaxEvals: polishEvals})
 			if err != nil {
@@ -497,6 +565,41 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 	return slices.Clone(cs[0].x), nil
 }
 
+// startLocal begins a local phase: its center is the global point of
+// largest acquisition at least localSeparation from the incumbent and from
+// every earlier phase's center (the nearest such point if none is).
+func (r *refiner) startLocal(inc []float64, acq func([]float64) float64) {
+	n, _ := r.global.Dims()
+	var center []float64
+	bv := math.Inf(-1)
+	for i := 0; i < n; i++ {
+		x := r.global.RawRowView(i)
+		if dist(x, inc) < localSeparation {
+			continue
+		}
+		ok := true
+		for _, c := range r.centers {
+			if dist(x, c) < localSeparation {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		if v := acq(x); v > bv {
+			bv, center = v, x
+		}
+	}
+	if center == nil {
+		return // nowhere left to go: stay with the incumbent
+	}
+	r.local = slices.Clone(center)
+	r.localBest = math.Inf(-1)
+	r.centers = append(r.centers, r.local)
+	r.region.Radius = r.region.Init
+}
+
 // dist is the Euclidean distance.
 func dist(a, b []float64) float64 {
 	var s float64
@@ -506,11 +609,28 @@ func dist(a, b []float64) float64 {
 	return math.Sqrt(s)
 }
 
-// incumbent returns the observed point with the best posterior mean.
+// incumbent returns, of the incumbentCands observed points with the best
+// values, the one with the best posterior mean (with noise, the best value
+// may be luck; predicting every observation would cost O(t) predictions).
 func (r *refiner) incumbent(e *engine) []float64 {
+	idx := make([]int, len(e.succ))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		ra, rb := e.reward(e.succ[a].value), e.reward(e.succ[b].value)
+		switch {
+		case ra > rb:
+			return -1
+		case ra < rb:
+			return 1
+		}
+		return 0
+	})
 	var best []float64
 	bv := math.Inf(-1)
-	for _, o := range e.succ {
+	for _, i := range idx[:min(incumbentCands, len(idx))] {
+		o := e.succ[i]
 		x := e.enc[o.arm*e.e : (o.arm+1)*e.e]
 		if m, _ := r.predict(x); m > bv || best == nil {
 			best, bv = x, m

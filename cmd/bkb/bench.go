@@ -75,8 +75,19 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	scaleT := fs.IntSlice("scale-t", []int{100, 500, 1000, 2000, 5000}, "--scale: steps t at which a row is reported")
 	scaleVariants := fs.StringSlice("scale-variants", bench.Variants, "--scale: variants: "+strings.Join(bench.Variants, ", "))
 	scaleBudget := fs.Duration("scale-budget", time.Minute, "--scale: time budget of one run; it stops at the first checkpoint past it")
+	regret := fs.Bool("regret", false, "run the regret benchmark of issue 10 instead: simple and cumulative regret on continuous test functions, noise-free and noisy, against random search and the fixed-set policies (docs/optimizer.md)")
+	regretProblems := fs.StringSlice("regret-problems", []string{"branin:60", "hartmann3:200", "hartmann6:200,500"}, "--regret: problems as name:T[,T...] (checkpoints)")
+	regretOpt := fs.StringSlice("regret-optimizers", []string{"bkb", "bkb-fixed", "gp-ucb-fixed", "random"}, "--regret: optimizers (bench.RegretVariants, with /beta=, /kernel=, /init=, /n=, /lambda= modifiers)")
+	regretNoise := fs.Float64Slice("regret-noise", []float64{0}, "--regret: noise standard deviations as fractions of the function's range over its box")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *regret {
+		j := *jobs
+		if !fs.Changed("jobs") {
+			j = 1 // policy times are only comparable one run at a time
+		}
+		return runRegret(ctx, *regretProblems, *regretOpt, *regretNoise, *seeds, j, *mdPath, stdout, stderr)
 	}
 	if *scale {
 		ls := *ls
@@ -467,4 +478,103 @@ func runScale(ctx context.Context, cfg bench.ScaleConfig, mdPath, progressMode s
 		return err
 	}
 	return f.Close()
+}
+
+// runRegret runs the regret benchmark (bench.RunRegret): every problem,
+// noise level, optimizer and seed, jobs at a time, and prints a Markdown
+// table of medians over seeds.
+func runRegret(ctx context.Context, problems, optimizers []string, noise []float64, seeds, jobs int, mdPath string, stdout, stderr io.Writer) error {
+	type job struct {
+		p    bench.RegretProblem
+		v    bench.RegretVariant
+		seed uint64
+		ck   []int
+		rng  float64
+		out  bench.RegretRun
+		err  error
+	}
+	var jobsList []*job
+	for _, spec := range problems {
+		name, ts, ok := strings.Cut(spec, ":")
+		if !ok {
+			return usagef("--regret-problems: %q is not name:T[,T...]", spec)
+		}
+		f, err := objectives.Lookup(name)
+		if err != nil {
+			return usageError{trimPkg(err)}
+		}
+		var ck []int
+		for _, t := range strings.Split(ts, ",") {
+			n, err := strconv.Atoi(t)
+			if err != nil || n <= 0 {
+				return usagef("--regret-problems: %q: bad budget %q", spec, t)
+			}
+			ck = append(ck, n)
+		}
+		rng := bench.Range(f)
+		for _, nf := range noise {
+			for _, o := range optimizers {
+				v, err := bench.ParseVariant(o)
+				if err != nil {
+					return usageError{trimPkg(err)}
+				}
+				for s := 1; s <= seeds; s++ {
+					jobsList = append(jobsList, &job{p: bench.RegretProblem{F: f, NoiseFrac: nf}, v: v, seed: uint64(s), ck: ck, rng: rng})
+				}
+			}
+		}
+	}
+	fmt.Fprintf(stderr, "bkb: regret benchmark, %d runs, %d at a time\n", len(jobsList), jobs)
+	work := make(chan *job)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for w := 0; w < min(jobs, len(jobsList)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range work {
+				j.out, j.err = bench.RunRegret(ctx, j.p, j.v, j.seed, j.ck, j.rng)
+				mu.Lock()
+				done++
+				if j.err == nil {
+					fmt.Fprintf(stderr, "[%d/%d] %s %s seed %d: simple %.3g, %.1f ms/trial\n", done, len(jobsList), j.out.Problem, j.out.Variant, j.seed, j.out.Simple[len(j.out.Simple)-1], j.out.PolicyMS)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, j := range jobsList {
+		if ctx.Err() != nil {
+			break
+		}
+		work <- j
+	}
+	close(work)
+	wg.Wait()
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: regret benchmark stopped after %d of %d runs", errInterrupted, done, len(jobsList))
+	}
+	var runs []bench.RegretRun
+	for _, j := range jobsList {
+		if j.err != nil {
+			return fmt.Errorf("%s/%s seed %d: %v", j.p.Name(), j.v.Name, j.seed, j.err)
+		}
+		runs = append(runs, j.out)
+	}
+	if err := bench.WriteRegretMarkdown(stdout, runs); err != nil {
+		return err
+	}
+	if mdPath != "" {
+		f, err := os.Create(mdPath)
+		if err != nil {
+			return err
+		}
+		if err := bench.WriteRegretMarkdown(f, runs); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
+	return nil
 }
