@@ -21,11 +21,33 @@ func replayConfig(policy string) Config {
 // for every policy, and has the same fits.
 func TestReplay(t *testing.T) {
 	t.Parallel()
+	for _, v := range []struct {
+		name string
+		mod  func(*Config)
+	}{
+		{"version 2 scalar fit", func(*Config) {}},
+		{"version 2 defaults", func(c *Config) { c.FitEvery = 0 }},
+		{"version 2 fixed arms, ARD fits", func(c *Config) { c.FitEvery, c.Candidates, c.Fit = 4, CandidatesFixed, FitARD }},
+		{"version 1", func(c *Config) { c.Version = 1 }},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			testReplay(t, v.mod)
+		})
+	}
+}
+
+func testReplay(t *testing.T, mod func(*Config)) {
 	ctx := context.Background()
 	f, _ := objectives.Lookup("branin")
 	for _, policy := range PolicyNames {
+		cfg := replayConfig(policy)
+		mod(&cfg)
+		if policy == "ada-bkb" && (cfg.Version == 1 || cfg.Candidates == CandidatesFixed) {
+			continue
+		}
 		st := storage.NewMemory()
-		live, err := Create(ctx, st, "s", replayConfig(policy))
+		live, err := Create(ctx, st, "s", cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

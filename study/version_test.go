@@ -1,0 +1,112 @@
+package study
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestVersion: a new configuration is version 2 with its defaults; a
+// stored configuration without a version (every journal written before
+// versions) decodes as version 1, keeps version 1's defaults and refuses
+// version 2's fields.
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	sp, err := Box(nil, []float64{0, 0}, []float64{1, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Config{Space: sp}
+	if err := c.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Version != CurrentVersion || c.Candidates != CandidatesGrow || c.Fit != FitARD || c.FitEvery != DefaultFitEvery || c.Kernel.Name != DefaultKernelV2 {
+		t.Errorf("new config: %+v", c)
+	}
+	old := Config{Space: sp, Version: 1}
+	if err := old.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m, "version")
+	raw, _ = json.Marshal(m)
+	got, err := DecodeConfig(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != 1 || got.Candidates != "" || got.Fit != "" || got.FitEvery != 0 || got.Arms.N != DefaultArmCount || got.Kernel.Name != DefaultKernel {
+		t.Errorf("old config decoded as %+v", got)
+	}
+	bad := Config{Space: sp, Version: 1, Fit: FitARD}
+	if err := bad.Normalize(); err == nil {
+		t.Error("version 1 with fit ard: no error")
+	}
+	for _, c := range []Config{
+		{Space: sp, Version: 3},
+		{Space: sp, Fit: "magic"},
+		{Space: sp, Candidates: "more"},
+		{Space: sp, Fit: FitARD, Kernel: Kernel{Name: "matern32"}},
+		{Space: sp, Policy: "ada-bkb", Candidates: CandidatesFixed},
+	} {
+		if err := c.Normalize(); err == nil {
+			t.Errorf("%+v: no error", c)
+		}
+	}
+}
+
+// TestDomainDecode: every valid point of a mixed space encodes to a valid
+// point of Space.Domain, and Decode inverts Encode; Decode of any point of
+// the box is a valid point of the space.
+func TestDomainDecode(t *testing.T) {
+	t.Parallel()
+	sp, err := NewSpace(Float("a", -1, 2), LogFloat("b", 1e-4, 1), Int("c", 1, 9), LogInt("d", 1, 1000),
+		Discrete("e", 0, 1, 0.1), Categorical("f", "x", "y", "z"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dom := sp.Domain()
+	if err := dom.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	u := make([]float64, sp.Dim())
+	x, back := make([]float64, sp.Dim()), make([]float64, sp.Dim())
+	enc := make([]float64, sp.EncodedDim())
+	for i := 0; i < 500; i++ {
+		for j := range u {
+			u[j] = rng.Float64()
+		}
+		sp.FromUnit(x, u)
+		sp.Encode(enc, x)
+		if err := dom.Check(enc); err != nil {
+			t.Fatalf("%v encodes to an invalid domain point: %v", x, err)
+		}
+		sp.Decode(back, enc)
+		for j := range x {
+			if d := back[j] - x[j]; d > 1e-9*(1+abs(x[j])) || -d > 1e-9*(1+abs(x[j])) {
+				t.Fatalf("decode(encode(%v)) = %v", x, back)
+			}
+		}
+		for j := range enc {
+			enc[j] = rng.Float64()
+		}
+		sp.Decode(back, enc)
+		if err := sp.Check(back); err != nil {
+			t.Fatalf("decode of %v: %v", enc, err)
+		}
+	}
+}
+
+func abs(v float64) float64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
