@@ -38,7 +38,7 @@ const (
 
 // Policies, arm sets and kernels a Config may name.
 var (
-	PolicyNames = []string{"bkb", "gp-ucb", "thompson", "ei", "random", "bkb-thompson"}
+	PolicyNames = []string{"bkb", "gp-ucb", "thompson", "ei", "random", "bkb-thompson", "bbkb"}
 	ArmKinds    = []string{"sobol", "lhs", "random", "grid", "csv"}
 	KernelNames = []string{"rbf", "matern12", "matern32", "matern52"}
 )
@@ -315,6 +315,10 @@ func (c *Config) newPolicy(arms *mat.Dense, lengthScale float64) (bandit.Policy,
 		return bandit.NewThompson(arms, opt, true)
 	case "ei":
 		return bandit.NewEI(arms, opt)
+	case "bbkb":
+		// Batched BKB (ICML 2020): adaptive batches for parallel workers;
+		// Ask reports bandit.ErrBatchFull while a closed batch is running.
+		return bandit.NewBBKB(arms, bandit.BBKBOptions{Options: opt})
 	}
 	return nil, fmt.Errorf("study: unknown policy %q", c.Policy)
 }
