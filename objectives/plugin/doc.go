@@ -15,14 +15,17 @@
 //
 // "params" is present only when [Config.ParamNames] is set; it maps each name
 // to the coordinate of x at the same position. Ids are positive, increase by
-// one per evaluation and are never reused, also not across restarts. Because
-// JSON cannot carry NaN or infinities, a plugin may send them as strings
-// ("NaN", "Inf", "-Inf"); such values are reported as [ErrNonFinite]. A
+// one per evaluation and are never reused, also not across restarts. "y" is a
+// JSON number. Because JSON cannot carry NaN or infinities, a plugin may send
+// them as strings ("NaN", "Inf", "-Inf"); such values are reported as
+// [ErrNonFinite]. Any other string, even a numeric one like "1.5", is
+// garbage. A
 // reply is always the VALUE of the objective: whether it is maximized or
 // minimized is decided by the caller, not by the plugin.
 //
 // Anything else on standard output while a reply is awaited (log lines,
-// invalid JSON, a reply for another id, a reply without "y") is garbage:
+// invalid JSON, a reply for another id, a reply without "y", a line longer
+// than 1 MiB) is garbage:
 // the evaluation fails with [ErrGarbage] and the plugin is restarted, since
 // the stream can no longer be trusted. Blank lines are ignored. Standard
 // error is free-form: each line is copied, prefixed, to [Config.Stderr] and
@@ -44,7 +47,8 @@
 //
 // The last non-empty line of its standard output is the result: either a
 // bare number ("0.8123", "NaN") or a reply object as above (its id is not
-// checked). A non-zero exit status fails the evaluation with [ErrCrashed].
+// checked); a last line longer than 64 KiB is garbage. A non-zero exit
+// status fails the evaluation with [ErrCrashed].
 // One-shot evaluations may run concurrently.
 //
 // # Failures

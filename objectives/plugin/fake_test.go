@@ -41,7 +41,8 @@ func reply(id int, y float64) {
 //	crash2      exits with status 3 on its 2nd request
 //	hang        never answers
 //	hang2       never answers its 2nd request
-//	garbage2:V  answers its 2nd request with garbage variant V
+//	garbage2:V  answers its 2nd request with garbage variant V (maxline: a
+//	            valid reply of exactly 1 MiB)
 //	nan         replies "NaN" to odd requests, good(x) to even ones
 //	error       replies {"error":...} to odd requests, good(x) to even ones
 //	exit1       exits with status 1 at once, complaining on stderr
@@ -100,6 +101,15 @@ func runFake(mode string) int {
 				fmt.Printf("{\"id\":%d,\"value\":1}\n", req.ID)
 			case "long":
 				fmt.Println(strings.Repeat("x", 5000))
+			case "ystring":
+				fmt.Printf("{\"id\":%d,\"y\":\"1.5\"}\n", req.ID)
+			case "huge":
+				// A valid reply, padded past the 1 MiB line limit.
+				fmt.Printf("{\"id\":%d,\"y\":1,\"pad\":\"%s\"}\n", req.ID, strings.Repeat("p", 1<<20))
+			case "maxline":
+				// A valid reply of exactly 1 MiB, CRLF-terminated: accepted.
+				head := fmt.Sprintf("{\"id\":%d,\"y\":%s,\"pad\":\"", req.ID, strconv.FormatFloat(good(req.X), 'g', -1, 64))
+				fmt.Printf("%s%s\"}\r\n", head, strings.Repeat("p", 1<<20-len(head)-2))
 			}
 		case strings.HasPrefix(mode, "garbage2:"):
 			reply(req.ID, good(req.X))
@@ -172,6 +182,15 @@ func runFakeOneShot(mode string) int {
 		return 4
 	case "garbage":
 		fmt.Println("the answer is 42")
+	case "ystring":
+		fmt.Println(`{"y":"1.5"}`)
+	case "huge", "huge3":
+		n := 100 << 10 // kept whole in the tail buffer
+		if mode == "huge3" {
+			n = 300 << 10 // only its end is kept
+		}
+		fmt.Println("short line")
+		fmt.Println("1.5" + strings.Repeat(" ", 10) + strings.Repeat("9", n))
 	case "empty":
 	case "hang":
 		time.Sleep(time.Hour)

@@ -21,9 +21,10 @@ const (
 
 // tailBuffer keeps the last bytes written to it.
 type tailBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-	max int
+	mu      sync.Mutex
+	buf     []byte
+	max     int
+	dropped bool // bytes before buf were dropped
 }
 
 func (t *tailBuffer) Write(b []byte) (int, error) {
@@ -32,14 +33,16 @@ func (t *tailBuffer) Write(b []byte) (int, error) {
 	t.buf = append(t.buf, b...)
 	if len(t.buf) > 2*t.max {
 		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+		t.dropped = true
 	}
 	return len(b), nil
 }
 
-func (t *tailBuffer) Bytes() []byte {
+// Bytes returns the bytes kept and whether earlier ones were dropped.
+func (t *tailBuffer) Bytes() ([]byte, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return append([]byte(nil), t.buf...)
+	return append([]byte(nil), t.buf...), t.dropped
 }
 
 // evalOneShot runs the command once for x. ectx carries the timeout, Close
@@ -95,8 +98,14 @@ func (p *Process) evalOneShot(ctx, ectx context.Context, id int, x []float64) (f
 		return 0, err
 	}
 
-	out := stdout.Bytes()
+	out, dropped := stdout.Bytes()
 	line := lastLine(out)
+	if len(line) > oneShotTail || (dropped && len(line) > 0 && bytes.IndexByte(bytes.TrimRight(out, " \t\r\n"), '\n') < 0) {
+		// Longer than what is kept, or begun before the kept tail.
+		err := p.fail(KindGarbage, id, fmt.Sprintf("garbage on stdout: last line too long (over %d KiB)", oneShotTail>>10), nil)
+		err.Line = truncate(string(line), garbageQuote)
+		return 0, err
+	}
 	if len(line) == 0 {
 		err := p.fail(KindGarbage, id, "garbage on stdout: no output (want a number or a JSON reply as the last line)", nil)
 		err.Stderr = sink.Tail()

@@ -285,7 +285,7 @@ type child struct {
 	stderr *os.File // read end of the plugin's stderr
 	sink   *stderrSink
 
-	lines      chan []byte   // stdout lines; closed at EOF
+	lines      chan outLine  // stdout lines; closed at EOF
 	quit       chan struct{} // closed when the child is discarded
 	exited     chan struct{} // closed once Wait has returned
 	waitErr    error         // Wait's result, valid after exited is closed
@@ -350,7 +350,7 @@ func (p *Process) startChild() (*child, error) {
 			outMu:  &p.stderrMu,
 			prefix: fmt.Sprintf("[%s %d] ", p.short, cmd.Process.Pid),
 		},
-		lines:      make(chan []byte),
+		lines:      make(chan outLine),
 		quit:       make(chan struct{}),
 		exited:     make(chan struct{}),
 		stderrDone: make(chan struct{}),
@@ -375,30 +375,41 @@ func (p *Process) startChild() (*child, error) {
 	return c, nil
 }
 
+// outLine is one line of the plugin's stdout.
+type outLine struct {
+	data    []byte // the line, cut to maxLine bytes
+	tooLong bool   // the line was longer than maxLine
+}
+
 // readLines forwards stdout lines until EOF or discard. Lines longer than
-// maxLine are cut (and will be reported as garbage).
+// maxLine are cut and marked (and will be reported as garbage).
 func (c *child) readLines() {
 	br := bufio.NewReaderSize(c.stdout, 64<<10)
 	for {
 		var line []byte
 		var err error
+		long := false
 		for {
 			var frag []byte
 			frag, err = br.ReadSlice('\n')
-			if len(line) < maxLine {
-				room := maxLine - len(line)
-				if len(frag) > room {
-					frag = frag[:room]
+			room := maxLine - len(line)
+			if len(frag) > room {
+				// The line end does not count towards the limit.
+				n := len(frag)
+				if err == nil {
+					n = len(bytes.TrimSuffix(bytes.TrimSuffix(frag, []byte("\n")), []byte("\r")))
 				}
-				line = append(line, frag...)
+				long = long || n > room
+				frag = frag[:room]
 			}
+			line = append(line, frag...)
 			if !errors.Is(err, bufio.ErrBufferFull) {
 				break
 			}
 		}
 		if len(line) > 0 {
 			select {
-			case c.lines <- line:
+			case c.lines <- outLine{data: line, tooLong: long}:
 			case <-c.quit:
 				return
 			}
@@ -530,7 +541,7 @@ func (p *Process) exchange(ctx, ectx context.Context, c *child, id int, x []floa
 			if !ok {
 				return 0, p.crashed(c, id, "")
 			}
-			if len(bytes.TrimSpace(line)) == 0 {
+			if len(bytes.TrimSpace(line.data)) == 0 {
 				continue
 			}
 			return p.handleReply(c, id, line)
@@ -552,12 +563,16 @@ func (p *Process) exchange(ctx, ectx context.Context, c *child, id int, x []floa
 }
 
 // handleReply interprets one non-blank stdout line.
-func (p *Process) handleReply(c *child, id int, line []byte) (float64, error) {
+func (p *Process) handleReply(c *child, id int, out outLine) (float64, error) {
+	line := out.data
 	garbage := func(msg string) (float64, error) {
 		err := p.fail(KindGarbage, id, msg, nil)
 		err.Line = truncate(strings.TrimRight(string(line), "\r\n"), garbageQuote)
 		p.drop(c, true, err)
 		return 0, err
+	}
+	if out.tooLong {
+		return garbage("garbage on stdout: reply line too long (over 1 MiB)")
 	}
 	r, perr := ParseReply(line)
 	switch {

@@ -164,6 +164,21 @@ func TestBadPlugins(t *testing.T) {
 			restarts: 1,
 		},
 		{
+			name: "garbage y as a string", mode: "garbage2:ystring",
+			steps:    []step{ok, {KindGarbage, []string{`"y" is the string "1.5", not a number`}}, ok},
+			restarts: 1,
+		},
+		{
+			name: "garbage line over 1 MiB", mode: "garbage2:huge",
+			steps:    []step{ok, {KindGarbage, []string{"reply line too long (over 1 MiB)", `"{\"id\":2,\"y\":1,\"pad\":\"ppp`}}, ok},
+			restarts: 1,
+		},
+		{
+			name: "line of exactly 1 MiB", mode: "garbage2:maxline",
+			steps:   []step{ok, ok, ok},
+			samePID: true,
+		},
+		{
 			name: "NaN reply", mode: "nan",
 			steps:   []step{{KindNonFinite, []string{"non-finite value NaN"}}, ok, {KindNonFinite, nil}, ok},
 			samePID: true,
@@ -432,6 +447,9 @@ func TestOneShot(t *testing.T) {
 		{mode: "fail", x: x, kind: KindCrash, words: []string{"exit status 4", "segmentation fault (not really)"}},
 		{mode: "garbage", x: x, kind: KindGarbage, words: []string{"not a number", "the answer is 42"}},
 		{mode: "empty", x: x, kind: KindGarbage, words: []string{"no output"}},
+		{mode: "ystring", x: x, kind: KindGarbage, words: []string{`"y" is the string "1.5", not a number`}},
+		{mode: "huge", x: x, kind: KindGarbage, words: []string{"last line too long (over 64 KiB)"}},
+		{mode: "huge3", x: x, kind: KindGarbage, words: []string{"last line too long (over 64 KiB)"}},
 		{mode: "hang", x: x, cfg: Config{Timeout: 200 * time.Millisecond}, kind: KindTimeout, words: []string{"timed out after 200ms"}},
 	}
 	for _, tc := range cases {
