@@ -32,6 +32,12 @@
 // the last lines are quoted in crash reports. When its standard input is
 // closed the plugin should exit; see [Process.Close].
 //
+// Every evaluation must be answered within [Config.Timeout]. The protocol has
+// no "ready" message, so a plugin's start-up (interpreter, imports, loading
+// data) happens while its first request waits: the first evaluation of every
+// instance, after [Start] and after each restart, is allowed
+// [Config.StartTimeout] (default 30 s) on top of the timeout.
+//
 // The environment of the plugin contains BKB_PLUGIN_MODE=long-lived, so that
 // one script can support both modes.
 //

@@ -50,6 +50,7 @@ func reply(id int, y float64) {
 //	stderr      like good, and logs each request on stderr
 //	params      y = 10*params.a + params.b
 //	exitafter1  answers its first request, then exits with status 0
+//	slowstart:D sleeps for the duration D before reading stdin, then good
 func runFake(mode string) int {
 	if os.Getenv("BKB_PLUGIN_MODE") == "one-shot" {
 		return runFakeOneShot(mode)
@@ -58,6 +59,16 @@ func runFake(mode string) int {
 		fmt.Fprintln(os.Stderr, "fake: reading config")
 		fmt.Fprintln(os.Stderr, "fake: fatal: config file missing")
 		return 1
+	}
+	if d, ok := strings.CutPrefix(mode, "slowstart:"); ok {
+		// Start-up work (imports, data loading) before reading stdin.
+		sleep, err := time.ParseDuration(d)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fake:", err)
+			return 2
+		}
+		time.Sleep(sleep)
+		mode = "good"
 	}
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 1<<20), 1<<20)

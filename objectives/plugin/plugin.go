@@ -21,8 +21,9 @@ import (
 
 // Defaults used when the corresponding Config field is zero.
 const (
-	DefaultTimeout     = 60 * time.Second
-	DefaultMaxRestarts = 3
+	DefaultTimeout      = 60 * time.Second
+	DefaultStartTimeout = 30 * time.Second
+	DefaultMaxRestarts  = 3
 )
 
 const (
@@ -51,6 +52,14 @@ type Config struct {
 	// does not answer in time is killed (and restarted by the next
 	// evaluation).
 	Timeout time.Duration
+	// StartTimeout is the time allowed for the plugin's start-up
+	// (interpreter, imports, loading data): the first evaluation of every
+	// instance, after Start and after each restart, may take StartTimeout
+	// longer than Timeout, since the protocol has no "ready" message and the
+	// start-up happens while that request waits. DefaultStartTimeout when 0,
+	// no allowance when negative. One-shot mode does not use it: there
+	// Timeout bounds every run, start-up included.
+	StartTimeout time.Duration
 	// MaxRestarts is the number of restarts allowed over the life of the
 	// Process after crashes, timeouts or garbage; DefaultMaxRestarts when 0,
 	// no restart at all when negative. Once used up, evaluations fail with
@@ -74,6 +83,7 @@ type Process struct {
 	name       string // command line for messages
 	short      string // base name of the program, for stderr prefixes
 	timeout    time.Duration
+	startTime  time.Duration // start-up allowance of a fresh instance
 	maxRestart int
 	closeWait  time.Duration
 
@@ -138,6 +148,12 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 	}
 	if p.timeout == 0 {
 		p.timeout = DefaultTimeout
+	}
+	switch {
+	case cfg.StartTimeout == 0:
+		p.startTime = DefaultStartTimeout
+	case cfg.StartTimeout > 0:
+		p.startTime = cfg.StartTimeout
 	}
 	if p.maxRestart == 0 {
 		p.maxRestart = DefaultMaxRestarts
@@ -207,7 +223,7 @@ func (p *Process) Evaluate(ctx context.Context, x []float64) (float64, error) {
 	defer stop()
 
 	if p.cfg.OneShot {
-		tctx, cancelT := context.WithTimeoutCause(ectx, p.timeout, errTimeoutCause)
+		tctx, cancelT := context.WithTimeoutCause(ectx, p.timeout, &timeoutCause{timeout: p.timeout})
 		defer cancelT()
 		return p.evalOneShot(ctx, tctx, id, x)
 	}
@@ -224,15 +240,26 @@ func (p *Process) Evaluate(ctx context.Context, x []float64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	tctx, cancelT := context.WithTimeoutCause(ectx, p.timeout, errTimeoutCause)
+	// A fresh instance may still be starting up: allow for it once.
+	tc := &timeoutCause{timeout: p.timeout}
+	if c.fresh {
+		tc.startup = p.startTime
+		c.fresh = false
+	}
+	tctx, cancelT := context.WithTimeoutCause(ectx, tc.timeout+tc.startup, tc)
 	defer cancelT()
 	return p.exchange(ctx, tctx, c, id, x)
 }
 
-var (
-	errClosedCause  = errors.New("plugin process closed")
-	errTimeoutCause = errors.New("plugin evaluation timed out")
-)
+var errClosedCause = errors.New("plugin process closed")
+
+// timeoutCause is the cause of an evaluation's context when its time is up.
+type timeoutCause struct {
+	timeout time.Duration // Config.Timeout
+	startup time.Duration // start-up allowance included, 0 if none
+}
+
+func (c *timeoutCause) Error() string { return "plugin evaluation timed out" }
 
 func (p *Process) enter() bool {
 	p.mu.Lock()
@@ -263,9 +290,13 @@ func (p *Process) checkInput(id int, x []float64) error {
 // abortErr builds the error of an evaluation ended by ectx: timeout, Close
 // or the caller's context (ctx).
 func (p *Process) abortErr(ctx, ectx context.Context, id int, killed bool) *EvalError {
+	var tc *timeoutCause
 	switch cause := context.Cause(ectx); {
-	case errors.Is(cause, errTimeoutCause) && ctx.Err() == nil:
-		msg := fmt.Sprintf("timed out after %v", p.timeout)
+	case errors.As(cause, &tc) && ctx.Err() == nil:
+		msg := fmt.Sprintf("timed out after %v", tc.timeout+tc.startup)
+		if tc.startup > 0 {
+			msg += fmt.Sprintf(" (timeout %v + start-up allowance %v of a freshly started plugin)", tc.timeout, tc.startup)
+		}
 		if killed {
 			msg += " (plugin killed)"
 		}
@@ -292,6 +323,7 @@ type child struct {
 	stderrDone chan struct{} // closed when stderr reached EOF
 	wg         sync.WaitGroup
 	discarded  bool
+	fresh      bool // no request sent yet: start-up may still be under way
 }
 
 // startChild starts a new instance of the plugin.
@@ -351,6 +383,7 @@ func (p *Process) startChild() (*child, error) {
 			prefix: fmt.Sprintf("[%s %d] ", p.short, cmd.Process.Pid),
 		},
 		lines:      make(chan outLine),
+		fresh:      true,
 		quit:       make(chan struct{}),
 		exited:     make(chan struct{}),
 		stderrDone: make(chan struct{}),

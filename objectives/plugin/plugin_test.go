@@ -255,6 +255,50 @@ func TestBadPlugins(t *testing.T) {
 	}
 }
 
+// TestStartTimeout checks that a plugin's start-up does not count against
+// the first evaluation's Timeout (issue 9): the fake sleeps 350ms before
+// reading stdin, longer than the 200ms timeout but within timeout plus
+// start-up allowance.
+func TestStartTimeout(t *testing.T) {
+	t.Parallel()
+	const timeout = 200 * time.Millisecond
+	cases := []struct {
+		name  string
+		mode  string
+		start time.Duration
+		steps []step
+	}{
+		{"slow start within allowance", "slowstart:350ms", 600 * time.Millisecond, []step{{}, {}}},
+		{"no allowance", "slowstart:350ms", -1, []step{{KindTimeout, []string{"timed out after 200ms (plugin killed)"}}}},
+		{"hang counts timeout and allowance", "hang", 100 * time.Millisecond,
+			[]step{{KindTimeout, []string{"timed out after 300ms (timeout 200ms + start-up allowance 100ms of a freshly started plugin)"}}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := startFake(t, tc.mode, Config{Timeout: timeout, StartTimeout: tc.start})
+			for i, st := range tc.steps {
+				x := []float64{float64(i)}
+				y, err := p.Evaluate(context.Background(), x)
+				if st.kind == 0 {
+					if err != nil || y != good(x) {
+						t.Fatalf("evaluation %d = %v, %v; want %v", i+1, y, err, good(x))
+					}
+					continue
+				}
+				if KindOf(err) != st.kind {
+					t.Fatalf("evaluation %d: %v, want kind %v", i+1, err, st.kind)
+				}
+				for _, w := range st.want {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("evaluation %d: message lacks %q: %v", i+1, w, err)
+					}
+				}
+			}
+		})
+	}
+}
+
 func TestCancel(t *testing.T) {
 	t.Parallel()
 	p := startFake(t, "hang", Config{Timeout: time.Minute})
