@@ -70,5 +70,11 @@
 //
 // On Unix the plugin runs in its own process group, so a terminal's Ctrl-C
 // reaches only the caller, which shuts plugins down with [Process.Close], and
-// killing a plugin also kills the processes it started.
+// killing a plugin also kills the processes it started. On Linux a plugin
+// also dies (SIGKILL) when its caller dies without closing it, even in the
+// middle of an evaluation; processes the plugin started itself are not
+// covered by that and should watch their own parent. (The kernel sends that
+// signal when the OS thread that started the plugin exits, so the package
+// starts every plugin from one goroutine locked to a thread that lives as
+// long as the process; see proc_linux.go.)
 package plugin

@@ -2,11 +2,14 @@ package plugin
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -15,11 +18,52 @@ import (
 // the fake plugin named by its value instead of the tests.
 const fakeEnv = "BKB_PLUGIN_TEST_FAKE"
 
+// parentEnv, when set, makes the test binary a caller of the package
+// instead: see runParent.
+const parentEnv = "BKB_PLUGIN_TEST_PARENT"
+
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(fakeEnv); mode != "" {
 		os.Exit(runFake(mode))
 	}
+	if os.Getenv(parentEnv) != "" {
+		os.Exit(runParent())
+	}
 	os.Exit(m.Run())
+}
+
+// runParent starts the "hang" fake as a long-lived plugin, sends it a
+// request, prints the plugin's pid once the plugin is busy with it, and
+// waits to be killed.
+func runParent() int {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "parent:", err)
+		return 1
+	}
+	busy := make(chan struct{})
+	var once sync.Once
+	w := writerFunc(func(b []byte) (int, error) {
+		if bytes.Contains(b, []byte("hanging on request")) {
+			once.Do(func() { close(busy) })
+		}
+		return len(b), nil
+	})
+	p, err := Start(context.Background(), Config{
+		Command: []string{exe},
+		Env:     []string{fakeEnv + "=hang", parentEnv + "=", "GORACE=atexit_sleep_ms=0"},
+		Timeout: time.Hour,
+		Stderr:  w,
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "parent:", err)
+		return 1
+	}
+	pid := p.cur.cmd.Process.Pid
+	go func() { _, _ = p.Evaluate(context.Background(), []float64{1}) }()
+	<-busy
+	fmt.Println(pid)
+	select {} // until killed
 }
 
 // good is the objective of the well-behaved fake: -sum (x_i-0.3)^2.

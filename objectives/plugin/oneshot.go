@@ -70,7 +70,7 @@ func (p *Process) evalOneShot(ctx, ectx context.Context, id int, x []float64) (f
 	sink := &stderrSink{out: p.cfg.Stderr, outMu: &p.stderrMu}
 	cmd.Stdout, cmd.Stderr = stdout, sink
 
-	if err := cmd.Start(); err != nil {
+	if err := startCmd(cmd); err != nil {
 		if ectx.Err() != nil {
 			return 0, p.abortErr(ctx, ectx, id, false)
 		}

@@ -363,7 +363,7 @@ func (p *Process) startChild() (*child, error) {
 	cmd.Env = append(append(os.Environ(), p.cfg.Env...), "BKB_PLUGIN_MODE=long-lived")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	setProcAttr(cmd)
-	if err := cmd.Start(); err != nil {
+	if err := startCmd(cmd); err != nil {
 		closeAll()
 		return nil, startErr(err)
 	}

@@ -544,6 +544,7 @@ func TestRestartAfterExitBetweenEvaluations(t *testing.T) {
 // TestNoGoroutineLeak is not parallel: it runs while the parallel tests are
 // paused, so the goroutine count is stable.
 func TestNoGoroutineLeak(t *testing.T) {
+	initSpawner() // the spawner goroutine lives as long as the process
 	base := runtime.NumGoroutine()
 	cases := []struct {
 		cfg   Config
