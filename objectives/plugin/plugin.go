@@ -199,8 +199,16 @@ func checkProgram(cfg Config) error {
 }
 
 // Restarts returns how many times the plugin has been restarted after a
-// crash, a timeout or garbage.
+// crash, a timeout or garbage. It stays 0 in one-shot mode.
 func (p *Process) Restarts() int { return int(p.restarts.Load()) }
+
+// Restartable reports whether the Process keeps one plugin instance that is
+// restarted after a crash, a timeout or garbage (long-lived mode), as
+// opposed to one-shot mode, where every evaluation runs a new process:
+// nothing is ever restarted and Restarts stays 0, so a caller must not
+// announce restarts. Whether a restart is still allowed in long-lived mode
+// depends on Config.MaxRestarts and Restarts.
+func (p *Process) Restartable() bool { return !p.cfg.OneShot }
 
 // Evaluate sends x to the plugin and returns its value. Failures are
 // *EvalError values (see the package documentation); the evaluation is never

@@ -521,6 +521,35 @@ func TestOneShot(t *testing.T) {
 	}
 }
 
+// TestRestartable checks what a caller needs to announce restarts (issue 9:
+// one-shot runs printed "restart 1 of 3" on every failed trial): a failing
+// one-shot plugin is not Restartable and never restarts, a long-lived one
+// is and does.
+func TestRestartable(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mode    string
+		oneShot bool
+		want    int // restarts after three failures
+	}{
+		{"fail", true, 0},
+		{"exit1", false, 2},
+	} {
+		p := startFake(t, tc.mode, Config{OneShot: tc.oneShot, MaxRestarts: 5})
+		for i := 0; i < 3; i++ {
+			if _, err := p.Evaluate(context.Background(), []float64{1}); KindOf(err) != KindCrash {
+				t.Fatalf("%s: evaluation %d: %v, want a crash", tc.mode, i+1, err)
+			}
+		}
+		if p.Restartable() == tc.oneShot {
+			t.Errorf("%s, one-shot %v: Restartable() = %v", tc.mode, tc.oneShot, p.Restartable())
+		}
+		if got := p.Restarts(); got != tc.want {
+			t.Errorf("%s, one-shot %v: Restarts() = %d", tc.mode, tc.oneShot, got)
+		}
+	}
+}
+
 func TestRestartAfterExitBetweenEvaluations(t *testing.T) {
 	t.Parallel()
 	p := startFake(t, "exitafter1", Config{})
