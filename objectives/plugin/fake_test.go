@@ -95,6 +95,7 @@ func reply(id int, y float64) {
 //	params      y = 10*params.a + params.b
 //	exitafter1  answers its first request, then exits with status 0
 //	slowstart:D sleeps for the duration D before reading stdin, then good
+//	typed       y = typedValue(params), strict about the parameter types
 func runFake(mode string) int {
 	if os.Getenv("BKB_PLUGIN_MODE") == "one-shot" {
 		return runFakeOneShot(mode)
@@ -121,6 +122,22 @@ func runFake(mode string) int {
 			ID     int                `json:"id"`
 			X      []float64          `json:"x"`
 			Params map[string]float64 `json:"params"`
+		}
+		if mode == "typed" {
+			var treq struct {
+				ID     int             `json:"id"`
+				Params json.RawMessage `json:"params"`
+			}
+			if err := json.Unmarshal(in.Bytes(), &treq); err != nil {
+				fmt.Fprintln(os.Stderr, "fake: bad request:", err)
+				return 2
+			}
+			if y, err := typedValue(treq.Params); err != nil {
+				fmt.Printf("{\"id\":%d,\"error\":%q}\n", treq.ID, err.Error())
+			} else {
+				reply(treq.ID, y)
+			}
+			continue
 		}
 		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
 			fmt.Fprintln(os.Stderr, "fake: bad request:", err)
@@ -196,10 +213,56 @@ func runFake(mode string) int {
 	return 0
 }
 
+// typedValue is the objective of the "typed" fakes: params must be exactly
+// {"lr": number, "layers": JSON integer, "act": "relu" or "tanh"}, and the
+// value is 1000 lr + 10 layers + (1 for tanh).
+func typedValue(raw []byte) (float64, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var params map[string]any
+	if err := dec.Decode(&params); err != nil {
+		return 0, fmt.Errorf("params: %v", err)
+	}
+	lr, okLR := params["lr"].(json.Number)
+	layers, okL := params["layers"].(json.Number)
+	act, okA := params["act"].(string)
+	if !okLR || !okL || !okA || len(params) != 3 {
+		return 0, fmt.Errorf("params %s: want lr, layers and act", raw)
+	}
+	n, err := strconv.Atoi(layers.String())
+	if err != nil {
+		return 0, fmt.Errorf("layers is %s, not a JSON integer", layers)
+	}
+	y, err := lr.Float64()
+	if err != nil {
+		return 0, err
+	}
+	y = 1000*y + 10*float64(n)
+	switch act {
+	case "relu":
+	case "tanh":
+		y++
+	default:
+		return 0, fmt.Errorf("act is %q, not a label", act)
+	}
+	return y, nil
+}
+
 // runFakeOneShot implements the one-shot fakes: x comes in os.Args[1:] and
-// must agree with BKB_X.
+// must agree with BKB_X (the "typed" fake takes BKB_PARAMS, and echoes its
+// arguments on stderr).
 func runFakeOneShot(mode string) int {
 	args := os.Args[1:]
+	if mode == "typed" {
+		fmt.Fprintf(os.Stderr, "args %q BKB_X %q\n", args, os.Getenv("BKB_X"))
+		y, err := typedValue([]byte(os.Getenv("BKB_PARAMS")))
+		if err != nil {
+			fmt.Printf("{\"error\":%q}\n", err.Error())
+			return 0
+		}
+		fmt.Println(y)
+		return 0
+	}
 	if got := os.Getenv("BKB_X"); got != strings.Join(args, ",") {
 		fmt.Fprintf(os.Stderr, "BKB_X=%q does not match args %q\n", got, args)
 		return 5

@@ -47,21 +47,28 @@ func (t *tailBuffer) Bytes() ([]byte, bool) {
 
 // evalOneShot runs the command once for x. ectx carries the timeout, Close
 // and ctx.
-func (p *Process) evalOneShot(ctx, ectx context.Context, id int, x []float64) (float64, error) {
-	args := make([]string, 0, len(p.cfg.Command)-1+len(x))
-	args = append(args, p.cfg.Command[1:]...)
+func (p *Process) evalOneShot(ctx, ectx context.Context, id int, x []float64, params []byte) (float64, error) {
 	xs := make([]string, len(x))
 	for i, v := range x {
 		xs[i] = strconv.FormatFloat(v, 'g', -1, 64)
 	}
-	args = append(args, xs...)
+	extra := xs
+	if p.cfg.Args != nil {
+		var err error
+		if extra, err = p.cfg.Args(x); err != nil {
+			return 0, p.fail(KindBadInput, id, "cannot build the arguments", err)
+		}
+	}
+	args := make([]string, 0, len(p.cfg.Command)-1+len(extra))
+	args = append(args, p.cfg.Command[1:]...)
+	args = append(args, extra...)
 
 	cmd := exec.CommandContext(ectx, p.cfg.Command[0], args...)
 	cmd.Dir = p.cfg.Dir
 	cmd.Env = append(os.Environ(), p.cfg.Env...)
 	cmd.Env = append(cmd.Env, "BKB_PLUGIN_MODE=one-shot", "BKB_X="+strings.Join(xs, ","))
-	if len(p.cfg.ParamNames) > 0 {
-		cmd.Env = append(cmd.Env, "BKB_PARAMS="+string(appendParams(nil, x, p.cfg.ParamNames)))
+	if params != nil {
+		cmd.Env = append(cmd.Env, "BKB_PARAMS="+string(params))
 	}
 	setProcAttr(cmd)
 	cmd.Cancel = func() error { return killGroup(cmd) }

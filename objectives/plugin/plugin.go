@@ -45,9 +45,23 @@ type Config struct {
 	// Env holds extra "KEY=value" entries added to the caller's environment.
 	Env []string
 	// ParamNames, when set, names the coordinates of x: requests then carry
-	// a "params" object and every x must have exactly len(ParamNames)
-	// coordinates.
+	// a "params" object mapping each name to its coordinate (a JSON number)
+	// and every x must have exactly len(ParamNames) coordinates.
 	ParamNames []string
+	// Params, when set, returns the "params" object of the point x: a JSON
+	// object of its typed parameters, each in its own type (an integer as a
+	// JSON integer, a categorical as its label, ...). It replaces the
+	// numbers of ParamNames in requests and in BKB_PARAMS (ParamNames, if
+	// also set, still checks the length of x). It may be called
+	// concurrently. The object may span lines (it is compacted); an error,
+	// or anything but a JSON object, fails the evaluation with ErrBadInput.
+	Params func(x []float64) ([]byte, error)
+	// Args, when set, returns the command-line arguments appended to
+	// Command in one-shot mode, replacing the numbers of x (e.g.
+	// "--layers=3", "--activation=tanh"); BKB_X still holds the numbers. It
+	// may be called concurrently; an error fails the evaluation with
+	// ErrBadInput. Long-lived mode does not use it.
+	Args func(x []float64) ([]string, error)
 	// Timeout bounds one evaluation; DefaultTimeout when 0. A plugin that
 	// does not answer in time is killed (and restarted by the next
 	// evaluation).
@@ -218,6 +232,10 @@ func (p *Process) Evaluate(ctx context.Context, x []float64) (float64, error) {
 	if err := p.checkInput(id, x); err != nil {
 		return 0, err
 	}
+	params, err := p.paramsJSON(id, x)
+	if err != nil {
+		return 0, err
+	}
 	if !p.enter() {
 		return 0, p.fail(KindClosed, id, "process is closed", nil)
 	}
@@ -233,7 +251,7 @@ func (p *Process) Evaluate(ctx context.Context, x []float64) (float64, error) {
 	if p.cfg.OneShot {
 		tctx, cancelT := context.WithTimeoutCause(ectx, p.timeout, &timeoutCause{timeout: p.timeout})
 		defer cancelT()
-		return p.evalOneShot(ctx, tctx, id, x)
+		return p.evalOneShot(ctx, tctx, id, x, params)
 	}
 	select {
 	case p.sem <- struct{}{}:
@@ -256,7 +274,7 @@ func (p *Process) Evaluate(ctx context.Context, x []float64) (float64, error) {
 	}
 	tctx, cancelT := context.WithTimeoutCause(ectx, tc.timeout+tc.startup, tc)
 	defer cancelT()
-	return p.exchange(ctx, tctx, c, id, x)
+	return p.exchange(ctx, tctx, c, id, x, params)
 }
 
 var errClosedCause = errors.New("plugin process closed")
@@ -293,6 +311,29 @@ func (p *Process) checkInput(id int, x []float64) error {
 		}
 	}
 	return nil
+}
+
+// paramsJSON returns the "params" object of x on one line: from Config.Params,
+// else from ParamNames, else nil.
+func (p *Process) paramsJSON(id int, x []float64) ([]byte, error) {
+	if p.cfg.Params == nil {
+		if len(p.cfg.ParamNames) == 0 {
+			return nil, nil
+		}
+		return appendParams(nil, x, p.cfg.ParamNames), nil
+	}
+	raw, err := p.cfg.Params(x)
+	if err != nil {
+		return nil, p.fail(KindBadInput, id, "cannot encode the parameters", err)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, p.fail(KindBadInput, id, "Config.Params returned invalid JSON "+strconv.Quote(truncate(string(raw), 80)), err)
+	}
+	if b := buf.Bytes(); len(b) == 0 || b[0] != '{' {
+		return nil, p.fail(KindBadInput, id, "Config.Params returned "+strconv.Quote(truncate(string(b), 80))+", not a JSON object", nil)
+	}
+	return buf.Bytes(), nil
 }
 
 // abortErr builds the error of an evaluation ended by ectx: timeout, Close
@@ -557,8 +598,8 @@ func (p *Process) drop(c *child, restart bool, err error) {
 
 // exchange sends one request to c and waits for the reply. Called with sem
 // held.
-func (p *Process) exchange(ctx, ectx context.Context, c *child, id int, x []float64) (float64, error) {
-	req := appendRequest(nil, id, x, p.cfg.ParamNames)
+func (p *Process) exchange(ctx, ectx context.Context, c *child, id int, x []float64, params []byte) (float64, error) {
+	req := appendRequest(nil, id, x, params)
 	if dl, ok := ectx.Deadline(); ok {
 		_ = c.stdin.SetWriteDeadline(dl)
 	}
@@ -697,15 +738,16 @@ func (p *Process) Close() error {
 	return nil
 }
 
-// appendRequest appends the JSON request line for x to b.
-func appendRequest(b []byte, id int, x []float64, names []string) []byte {
+// appendRequest appends the JSON request line for x to b; params is the
+// compact "params" object, nil for none.
+func appendRequest(b []byte, id int, x []float64, params []byte) []byte {
 	b = append(b, `{"id":`...)
 	b = strconv.AppendInt(b, int64(id), 10)
 	b = append(b, `,"x":`...)
 	b = appendFloats(b, x)
-	if len(names) > 0 {
+	if params != nil {
 		b = append(b, `,"params":`...)
-		b = appendParams(b, x, names)
+		b = append(b, params...)
 	}
 	return append(b, "}\n"...)
 }

@@ -3,10 +3,12 @@ package plugin
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -419,6 +421,90 @@ func TestParamsAndBadInput(t *testing.T) {
 	}
 	if p.Restarts() != 0 {
 		t.Errorf("bad input restarted the plugin")
+	}
+}
+
+// typedParams is the Config.Params of the typed tests: x = (lr, layers,
+// index of the activation).
+func typedParams(x []float64) ([]byte, error) {
+	acts := []string{"relu", "tanh"}
+	k := int(x[2])
+	if k < 0 || k >= len(acts) {
+		return nil, errors.New("activation index out of range")
+	}
+	return json.Marshal(map[string]any{"lr": x[0], "layers": int(x[1]), "act": acts[k]})
+}
+
+// TestTypedParams checks that Config.Params and Config.Args reach the
+// plugin in both modes (issue 9: an integer arrives as a JSON integer, a
+// categorical as its label), against the value the fake computes from
+// them, and that a bad hook result is ErrBadInput.
+func TestTypedParams(t *testing.T) {
+	t.Parallel()
+	x := []float64{0.001, 3, 1} // lr, layers, tanh
+	const want = 1000*0.001 + 10*3 + 1
+	indented := func(x []float64) ([]byte, error) {
+		b, err := typedParams(x)
+		if err != nil {
+			return nil, err
+		}
+		var out bytes.Buffer
+		err = json.Indent(&out, b, "", "  ") // several lines: must be compacted
+		return out.Bytes(), err
+	}
+	args := func(x []float64) ([]string, error) {
+		return []string{"--layers=" + strconv.Itoa(int(x[1])), "--act=tanh"}, nil
+	}
+	for _, oneShot := range []bool{false, true} {
+		var stderr syncBuffer
+		p := startFake(t, "typed", Config{
+			OneShot: oneShot, ParamNames: []string{"lr", "layers", "act"},
+			Params: typedParams, Args: args, Stderr: &stderr,
+		})
+		if y, err := p.Evaluate(context.Background(), x); err != nil || y != want {
+			t.Errorf("one-shot %v: Evaluate = %v, %v; want %v", oneShot, y, err, want)
+		}
+		if oneShot {
+			if got := stderr.String(); !strings.Contains(got, `args ["--layers=3" "--act=tanh"] BKB_X "0.001,3,1"`) {
+				t.Errorf("one-shot arguments: stderr %q", got)
+			}
+		}
+		p.cfg.Params = indented
+		if y, err := p.Evaluate(context.Background(), x); err != nil || y != want {
+			t.Errorf("one-shot %v, indented params: Evaluate = %v, %v; want %v", oneShot, y, err, want)
+		}
+		// ParamNames alone sends the categorical as a number: the strict
+		// fake rejects it.
+		p.cfg.Params = nil
+		if _, err := p.Evaluate(context.Background(), x); !errors.Is(err, ErrPluginError) || !strings.Contains(err.Error(), `want lr, layers and act`) {
+			t.Errorf("one-shot %v, untyped params: %v, want the plugin's error", oneShot, err)
+		}
+		bad := []struct {
+			params func([]float64) ([]byte, error)
+			want   string
+		}{
+			{typedParams, "activation index out of range"}, // x below has index 5
+			{func([]float64) ([]byte, error) { return []byte(`[1,2]`), nil }, `"[1,2]", not a JSON object`},
+			{func([]float64) ([]byte, error) { return []byte(`{"a":`), nil }, "invalid JSON"},
+			{func([]float64) ([]byte, error) { return nil, nil }, "invalid JSON"},
+		}
+		for _, b := range bad {
+			p.cfg.Params = b.params
+			_, err := p.Evaluate(context.Background(), []float64{0.001, 3, 5})
+			if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), b.want) {
+				t.Errorf("one-shot %v: bad params: %v, want ErrBadInput with %q", oneShot, err, b.want)
+			}
+		}
+		if oneShot {
+			p.cfg.Params = typedParams
+			p.cfg.Args = func([]float64) ([]string, error) { return nil, errors.New("no flag for lr") }
+			if _, err := p.Evaluate(context.Background(), x); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "no flag for lr") {
+				t.Errorf("bad args: %v, want ErrBadInput", err)
+			}
+		}
+		if p.Restarts() != 0 {
+			t.Errorf("one-shot %v: %d restarts", oneShot, p.Restarts())
+		}
 	}
 }
 
