@@ -62,3 +62,46 @@ func TestRunWorkers(t *testing.T) {
 		}
 	}
 }
+
+// TestLateWorker: a worker that joins a study late (a new process: Load
+// replays the stored events) asks, when nothing is pending, exactly the
+// points a single uninterrupted worker asks.
+func TestLateWorker(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f, _ := objectives.Lookup("hartmann3")
+	sp, _ := Box(nil, f.Lower, f.Upper)
+	cfg := Config{Space: sp, Budget: 30, Seed: 9, FitEvery: 10}
+	obj := func(_ context.Context, tr *Trial) (float64, error) { return f.Value(tr.X), nil }
+	single, err := Create(ctx, storage.NewMemory(), "one", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := single.Optimize(ctx, obj, 0); err != nil {
+		t.Fatal(err)
+	}
+	st := storage.NewMemory()
+	first, err := Create(ctx, st, "two", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Optimize(ctx, obj, 12); err != nil {
+		t.Fatal(err)
+	}
+	late, err := Load(ctx, st, "two")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := late.Optimize(ctx, obj, 0); err != nil {
+		t.Fatal(err)
+	}
+	a, b := single.Trials(), late.Trials()
+	if len(a) != len(b) {
+		t.Fatalf("%d and %d trials", len(a), len(b))
+	}
+	for i := range a {
+		if a[i].Arm != b[i].Arm {
+			t.Errorf("trial %d: arm %d with a late worker, %d uninterrupted", i, b[i].Arm, a[i].Arm)
+		}
+	}
+}
