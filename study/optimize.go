@@ -250,6 +250,7 @@ func (r *runner) heartbeats(ctx context.Context) {
 		}
 	}
 }
+
 // trial returns one trial's result.
 func (s *Study) trial(n int) (TrialResult, bool) {
 	s.mu.Lock()
