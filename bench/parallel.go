@@ -94,9 +94,9 @@ func RunParallel(ctx context.Context, cfg ParallelConfig, progress io.Writer) ([
 
 // ParallelSummary is the median over seeds of one (policy, workers).
 type ParallelSummary struct {
-	Policy                       string
-	Workers                      int
-	Seconds, PolicyMS, Batch     float64
+	Policy                        string
+	Workers                       int
+	Seconds, PolicyMS, Batch      float64
 	SimpleMedian, SimpleQ1, SimQ3 float64
 }
 
