@@ -377,6 +377,10 @@ func (e *engine) apply(r storage.Record) error {
 	case storage.KindFail:
 		delete(e.pending, r.Trial)
 		e.failed = append(e.failed, arm)
+		// A batched policy must not wait for a result that never comes.
+		if d, ok := e.policy.(interface{ Drop(int) error }); ok {
+			return d.Drop(arm)
+		}
 	}
 	return nil
 }
