@@ -175,6 +175,7 @@ func (g *DTC) planAdd(i int) {
 	copy(zp, r.emb[i*r.stride:i*r.stride+m])
 	xp := r.point(i)
 	d, dead := g.ny.addExact(xp, zp, r.kdiag[i])
+	g.suspect = g.suspect || g.ny.suspect
 	o := chgOp{m: m, zp: zp, d: d, xp: xp, dead: dead}
 	u := g.floats(m)
 	for a := range u {
@@ -226,10 +227,11 @@ func (g *DTC) floats(n int) []float64 {
 // pass over the rows (see the top of this file). Dead inducing points
 // whose anchor left S are re-tested and, when they now carry a direction,
 // moved to the end of S, so that S's factor matches a rebuild's.
-func (g *DTC) applyChanges(rem, add []int) {
+func (g *DTC) applyChanges(rem, add []int) error {
 	r := g.r
 	m0 := g.ny.Size()
 	g.ops = g.ops[:0]
+	g.suspect = false
 	g.rotBuf = g.rotBuf[:0]
 	g.arena = g.arena[:0]
 	g.pendingAdd = add
@@ -278,6 +280,15 @@ func (g *DTC) applyChanges(rem, add []int) {
 	}
 	g.pendingAdd = nil
 	g.sinceChange = 0
+	if g.suspect {
+		// A new pivot is within the forward error of its computation:
+		// rebuild in pivoted order, where such pivots are dead.
+		g.repivots++
+		if err := g.rebuild(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // SetDictionary makes S the given rows (in that order for new points).
@@ -329,6 +340,5 @@ func (g *DTC) SetDictionary(rows []int) (added, removed int, err error) {
 		g.changes += n
 		return len(add), len(rem), g.rebuild()
 	}
-	g.applyChanges(rem, add)
-	return len(add), len(rem), nil
+	return len(add), len(rem), g.applyChanges(rem, add)
 }
