@@ -42,6 +42,9 @@ type Nystrom struct {
 	dead    []bool
 	ndead   int
 	suspect bool // the last addExact's pivot was within its forward error
+	// strict makes addExact treat suspect pivots as dead (pivoted
+	// rebuilds, where pivots decrease and the estimate is sharp).
+	strict bool
 }
 
 // NewNystrom returns an empty embedding for points of dimension dim.
@@ -180,7 +183,7 @@ func (n *Nystrom) addExact(x, z []float64, kxx float64) (pivot float64, dead boo
 	}
 	d2 := kxx - ss
 	n.suspect = false
-	if !(d2 > n.pivotNoise(kxx, m)) {
+	if !(d2 > n.pivotNoise(kxx, m)) || (n.strict && n.pivotSuspect(d2, kxx, m)) {
 		if cap(n.work) < m {
 			n.work = make([]float64, 2*m+16)
 		}
@@ -220,7 +223,8 @@ func (n *Nystrom) liveAt(p int, work []float64) bool {
 	for _, v := range z {
 		ss += v * v
 	}
-	return n.diag[p]-ss > n.pivotNoise(n.diag[p], p)
+	d2 := n.diag[p] - ss
+	return d2 > n.pivotNoise(n.diag[p], p) && !n.pivotSuspect(d2, n.diag[p], p)
 }
 
 // Dead reports whether inducing point j contributes no direction (exact
