@@ -153,8 +153,7 @@ func (g *DTC) planRemove(i int) {
 	// s - u^T V'^{-1} u is d^2.
 	g.vf.SolveLT(gv)
 	g.b = g.b[:mm]
-	g.beta = g.beta[:mm]
-	g.solveV(g.beta, g.b)
+	g.beta = g.beta[:mm] // solved once, after the last op (applyChanges)
 	g.ops = append(g.ops, chgOp{remove: true, m: m, rots: rots, gv: gv, schur: d * d})
 	g.dict = append(g.dict[:j], g.dict[j+1:]...)
 	for p := j; p < len(g.dict); p++ {
@@ -201,8 +200,7 @@ func (g *DTC) planAdd(i int) {
 	o.schur = s - dot(u, gv)
 	g.vf.Append(u, s) // u is overwritten
 	g.b = append(g.b, bn)
-	g.beta = append(g.beta, 0)
-	g.solveV(g.beta, g.b)
+	g.beta = append(g.beta, 0) // solved once, after the last op
 	g.ops = append(g.ops, o)
 	g.pos[i] = m
 	g.dict = append(g.dict, i)
@@ -272,6 +270,8 @@ func (g *DTC) applyChanges(rem, add []int) error {
 		g.planAdd(i)
 	}
 	r.m = g.ny.Size()
+	// The ops need V's factor, not beta: one solve for all of them.
+	g.solveV(g.beta, g.b)
 	g.chg.g = g
 	runRows(r.n(), &g.chg, &g.wg)
 	g.clamps += int(g.chg.clamped.Swap(0))
