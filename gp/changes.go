@@ -39,13 +39,33 @@ type chgOp struct {
 func (o *chgOp) apply(g *DTC, row, x []float64, vari float64) float64 {
 	lam := g.lambda
 	if o.remove {
-		for _, q := range o.rots {
-			q.Apply(row)
-		}
+		// The rotations of one removal act on consecutive coordinate pairs
+		// (K = j, j+1, ..., m-2; chol.Factor.Remove), so they are applied
+		// as one sweep carrying the running coordinate in a register, and
+		// gv.z' is accumulated on the way.
 		mm := o.m - 1
+		k0 := mm
+		if len(o.rots) > 0 {
+			k0 = o.rots[0].K
+		}
+		gz := dot(o.gv[:k0], row[:k0])
+		if len(o.rots) > 0 {
+			seg := row[k0 : mm+1]
+			gv := o.gv[k0:mm]
+			rots := o.rots[:len(seg)-1]
+			u := seg[0]
+			for i, q := range rots {
+				v := seg[i+1]
+				w := q.C*u + q.S*v
+				u = -q.S*u + q.C*v
+				seg[i] = w
+				gz += gv[i] * w
+			}
+			seg[len(seg)-1] = u
+		}
 		c := row[mm]
 		row[mm] = 0
-		t := c - dot(o.gv, row[:mm])
+		t := c - gz
 		return vari + c*c/lam - t*t/o.schur
 	}
 	m := o.m
@@ -194,11 +214,16 @@ func (g *DTC) planAdd(i int) {
 			bn += c * g.ysum[j]
 		}
 	}
+	// w = R^{-1} u is both the new row of V's factor and half of
+	// gv = V^{-1} u = R^{-T} w; the Schur complement s - u.gv = s - ||w||^2
+	// is the new pivot squared. Two triangular solves instead of four.
+	g.vf.SolveL(u)
 	gv := g.floats(m)
-	g.solveV(gv, u)
+	copy(gv, u)
+	g.vf.SolveLT(gv)
 	o.gv = gv
-	o.schur = s - dot(u, gv)
-	g.vf.Append(u, s) // u is overwritten
+	o.schur = s - dot(u, u)
+	g.vf.AppendSolved(u, s)
 	g.b = append(g.b, bn)
 	g.beta = append(g.beta, 0) // solved once, after the last op
 	g.ops = append(g.ops, o)
@@ -297,28 +322,42 @@ func (g *DTC) applyChanges(rem, add []int) error {
 // more than a third of S changes the posterior is rebuilt (O(A m^2)).
 // It returns how many points entered and left S.
 func (g *DTC) SetDictionary(rows []int) (added, removed int, err error) {
-	want := make(map[int]bool, len(rows))
-	for _, i := range rows {
+	// want marks the rows of the new S (a scratch flag per row, cleared
+	// on return, instead of a map per call).
+	if len(g.want) < g.r.n() {
+		g.want = append(g.want, make([]bool, g.r.n()-len(g.want))...)
+	}
+	want := g.want
+	defer func() {
+		for _, i := range rows {
+			if i >= 0 && i < len(want) {
+				want[i] = false
+			}
+		}
+	}()
+	for k, i := range rows {
 		if i < 0 || i >= g.r.n() {
 			return 0, 0, fmt.Errorf("gp: dictionary row %d out of range [0,%d)", i, g.r.n())
 		}
 		if want[i] {
+			rows = rows[:k] // clear only what was set
 			return 0, 0, fmt.Errorf("gp: dictionary row %d listed twice", i)
 		}
 		want[i] = true
 	}
-	var rem []int
+	rem := g.remBuf[:0]
 	for _, i := range g.dict {
 		if !want[i] {
 			rem = append(rem, i)
 		}
 	}
-	var add []int
+	add := g.addBuf[:0]
 	for _, i := range rows {
 		if g.pos[i] < 0 {
 			add = append(add, i)
 		}
 	}
+	g.remBuf, g.addBuf = rem, add
 	n := len(add) + len(rem)
 	if n == 0 {
 		return 0, 0, nil

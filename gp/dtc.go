@@ -112,10 +112,13 @@ type DTC struct {
 	preValid      bool
 	leverageAfter bool
 
-	suspect    bool // a pivot of this step's changes was within its forward error
-	repivots   int  // rebuilds in pivoted order that suspect pivots caused
-	clamps     int  // negative variances set to 0
-	condJitter int  // jitter of ConditionalVariances' factorizations
+	suspect  bool // a pivot of this step's changes was within its forward error
+	repivots int  // rebuilds in pivoted order that suspect pivots caused
+	clamps   int  // negative variances set to 0
+
+	want                     []bool // scratch flags of SetDictionary
+	remBuf, addBuf, orderBuf []int
+	condJitter               int // jitter of ConditionalVariances' factorizations
 }
 
 // observePass is the per-observation pass over all rows (see observeRow).
@@ -651,21 +654,25 @@ func (g *DTC) ResampleIncremental(src Uniform, qbar float64) (added, removed int
 // keepOrder orders rows with current members first, in dictionary order,
 // so that SetDictionary never reorders S.
 func (g *DTC) keepOrder(rows []int) []int {
-	out := make([]int, 0, len(rows))
-	in := make(map[int]bool, len(rows))
+	out := g.orderBuf[:0]
+	if len(g.mark) < g.r.n() {
+		g.mark = append(g.mark, make([]bool, g.r.n()-len(g.mark))...)
+	}
 	for _, i := range rows {
-		in[i] = true
+		g.mark[i] = true
 	}
 	for _, i := range g.dict {
-		if in[i] {
+		if g.mark[i] {
 			out = append(out, i)
 		}
 	}
 	for _, i := range rows {
+		g.mark[i] = false
 		if g.pos[i] < 0 {
 			out = append(out, i)
 		}
 	}
+	g.orderBuf = out
 	return out
 }
 
