@@ -1,6 +1,8 @@
 package bandit
 
 import (
+	"gonum.org/v1/gonum/mat"
+
 	"context"
 	"errors"
 	"fmt"
@@ -439,5 +441,38 @@ func BenchmarkBBKB(b *testing.B) {
 				b.ReportMetric(avg/float64(b.N), "batch")
 			})
 		}
+	}
+}
+
+// TestBBKBDrop: a dropped (failed) arm no longer holds a closed batch.
+func TestBBKBDrop(t *testing.T) {
+	t.Parallel()
+	arms := mat.NewDense(5, 1, []float64{0, 0.25, 0.5, 0.75, 1})
+	p, err := NewBBKB(arms, BBKBOptions{Options: Options{Seed: 1, Lambda: 1}, MaxBatch: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := p.Ask()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.Ask()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Ask(); err != ErrBatchFull {
+		t.Fatalf("third ask of a batch of 2: %v", err)
+	}
+	if err := p.Tell(a, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Ask(); err != ErrBatchFull {
+		t.Fatalf("ask with one arm untold: %v", err)
+	}
+	if err := p.Drop(b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Ask(); err != nil {
+		t.Errorf("ask after the last untold arm was dropped: %v", err)
 	}
 }

@@ -39,13 +39,33 @@ type chgOp struct {
 func (o *chgOp) apply(g *DTC, row, x []float64, vari float64) float64 {
 	lam := g.lambda
 	if o.remove {
-		for _, q := range o.rots {
-			q.Apply(row)
-		}
+		// The rotations of one removal act on consecutive coordinate pairs
+		// (K = j, j+1, ..., m-2; chol.Factor.Remove), so they are applied
+		// as one sweep carrying the running coordinate in a register, and
+		// gv.z' is accumulated on the way.
 		mm := o.m - 1
+		k0 := mm
+		if len(o.rots) > 0 {
+			k0 = o.rots[0].K
+		}
+		gz := dot(o.gv[:k0], row[:k0])
+		if len(o.rots) > 0 {
+			seg := row[k0 : mm+1]
+			gv := o.gv[k0:mm]
+			rots := o.rots[:len(seg)-1]
+			u := seg[0]
+			for i, q := range rots {
+				v := seg[i+1]
+				w := q.C*u + q.S*v
+				u = -q.S*u + q.C*v
+				seg[i] = w
+				gz += gv[i] * w
+			}
+			seg[len(seg)-1] = u
+		}
 		c := row[mm]
 		row[mm] = 0
-		t := c - dot(o.gv, row[:mm])
+		t := c - gz
 		return vari + c*c/lam - t*t/o.schur
 	}
 	m := o.m
@@ -153,8 +173,7 @@ func (g *DTC) planRemove(i int) {
 	// s - u^T V'^{-1} u is d^2.
 	g.vf.SolveLT(gv)
 	g.b = g.b[:mm]
-	g.beta = g.beta[:mm]
-	g.solveV(g.beta, g.b)
+	g.beta = g.beta[:mm] // solved once, after the last op (applyChanges)
 	g.ops = append(g.ops, chgOp{remove: true, m: m, rots: rots, gv: gv, schur: d * d})
 	g.dict = append(g.dict[:j], g.dict[j+1:]...)
 	for p := j; p < len(g.dict); p++ {
@@ -175,6 +194,7 @@ func (g *DTC) planAdd(i int) {
 	copy(zp, r.emb[i*r.stride:i*r.stride+m])
 	xp := r.point(i)
 	d, dead := g.ny.addExact(xp, zp, r.kdiag[i])
+	g.suspect = g.suspect || g.ny.suspect
 	o := chgOp{m: m, zp: zp, d: d, xp: xp, dead: dead}
 	u := g.floats(m)
 	for a := range u {
@@ -194,14 +214,18 @@ func (g *DTC) planAdd(i int) {
 			bn += c * g.ysum[j]
 		}
 	}
+	// w = R^{-1} u is both the new row of V's factor and half of
+	// gv = V^{-1} u = R^{-T} w; the Schur complement s - u.gv = s - ||w||^2
+	// is the new pivot squared. Two triangular solves instead of four.
+	g.vf.SolveL(u)
 	gv := g.floats(m)
-	g.solveV(gv, u)
+	copy(gv, u)
+	g.vf.SolveLT(gv)
 	o.gv = gv
-	o.schur = s - dot(u, gv)
-	g.vf.Append(u, s) // u is overwritten
+	o.schur = s - dot(u, u)
+	g.vf.AppendSolved(u, s)
 	g.b = append(g.b, bn)
-	g.beta = append(g.beta, 0)
-	g.solveV(g.beta, g.b)
+	g.beta = append(g.beta, 0) // solved once, after the last op
 	g.ops = append(g.ops, o)
 	g.pos[i] = m
 	g.dict = append(g.dict, i)
@@ -226,10 +250,11 @@ func (g *DTC) floats(n int) []float64 {
 // pass over the rows (see the top of this file). Dead inducing points
 // whose anchor left S are re-tested and, when they now carry a direction,
 // moved to the end of S, so that S's factor matches a rebuild's.
-func (g *DTC) applyChanges(rem, add []int) {
+func (g *DTC) applyChanges(rem, add []int) error {
 	r := g.r
 	m0 := g.ny.Size()
 	g.ops = g.ops[:0]
+	g.suspect = false
 	g.rotBuf = g.rotBuf[:0]
 	g.arena = g.arena[:0]
 	g.pendingAdd = add
@@ -270,6 +295,8 @@ func (g *DTC) applyChanges(rem, add []int) {
 		g.planAdd(i)
 	}
 	r.m = g.ny.Size()
+	// The ops need V's factor, not beta: one solve for all of them.
+	g.solveV(g.beta, g.b)
 	g.chg.g = g
 	runRows(r.n(), &g.chg, &g.wg)
 	g.clamps += int(g.chg.clamped.Swap(0))
@@ -278,6 +305,15 @@ func (g *DTC) applyChanges(rem, add []int) {
 	}
 	g.pendingAdd = nil
 	g.sinceChange = 0
+	if g.suspect {
+		// A new pivot is within the forward error of its computation:
+		// rebuild in pivoted order, where such pivots are dead.
+		g.repivots++
+		if err := g.rebuild(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // SetDictionary makes S the given rows (in that order for new points).
@@ -286,28 +322,42 @@ func (g *DTC) applyChanges(rem, add []int) {
 // more than a third of S changes the posterior is rebuilt (O(A m^2)).
 // It returns how many points entered and left S.
 func (g *DTC) SetDictionary(rows []int) (added, removed int, err error) {
-	want := make(map[int]bool, len(rows))
-	for _, i := range rows {
+	// want marks the rows of the new S (a scratch flag per row, cleared
+	// on return, instead of a map per call).
+	if len(g.want) < g.r.n() {
+		g.want = append(g.want, make([]bool, g.r.n()-len(g.want))...)
+	}
+	want := g.want
+	defer func() {
+		for _, i := range rows {
+			if i >= 0 && i < len(want) {
+				want[i] = false
+			}
+		}
+	}()
+	for k, i := range rows {
 		if i < 0 || i >= g.r.n() {
 			return 0, 0, fmt.Errorf("gp: dictionary row %d out of range [0,%d)", i, g.r.n())
 		}
 		if want[i] {
+			rows = rows[:k] // clear only what was set
 			return 0, 0, fmt.Errorf("gp: dictionary row %d listed twice", i)
 		}
 		want[i] = true
 	}
-	var rem []int
+	rem := g.remBuf[:0]
 	for _, i := range g.dict {
 		if !want[i] {
 			rem = append(rem, i)
 		}
 	}
-	var add []int
+	add := g.addBuf[:0]
 	for _, i := range rows {
 		if g.pos[i] < 0 {
 			add = append(add, i)
 		}
 	}
+	g.remBuf, g.addBuf = rem, add
 	n := len(add) + len(rem)
 	if n == 0 {
 		return 0, 0, nil
@@ -329,6 +379,5 @@ func (g *DTC) SetDictionary(rows []int) (added, removed int, err error) {
 		g.changes += n
 		return len(add), len(rem), g.rebuild()
 	}
-	g.applyChanges(rem, add)
-	return len(add), len(rem), nil
+	return len(add), len(rem), g.applyChanges(rem, add)
 }

@@ -112,8 +112,13 @@ type DTC struct {
 	preValid      bool
 	leverageAfter bool
 
-	clamps     int // negative variances set to 0
-	condJitter int // jitter of ConditionalVariances' factorizations
+	suspect  bool // a pivot of this step's changes was within its forward error
+	repivots int  // rebuilds in pivoted order that suspect pivots caused
+	clamps   int  // negative variances set to 0
+
+	want                     []bool // scratch flags of SetDictionary
+	remBuf, addBuf, orderBuf []int
+	condJitter               int // jitter of ConditionalVariances' factorizations
 }
 
 // observePass is the per-observation pass over all rows (see observeRow).
@@ -400,10 +405,7 @@ func (g *DTC) rebuild() error {
 	g.rebuilds++
 	g.sinceChange = 0
 	r := g.r
-	g.ny.Reset()
-	for _, i := range g.dict {
-		g.ny.Add(r.point(i), nil)
-	}
+	g.pivotedOrder()
 	m := g.ny.Size()
 	r.ensureCoords(m)
 	r.m = m
@@ -461,6 +463,59 @@ func (g *DTC) rebuild() error {
 		}
 	})
 	return nil
+}
+
+// pivotedOrder rebuilds the Nystrom factor on S with the points in
+// greedy pivoted-Cholesky order (largest remaining residual
+// k(x,x) - ||z(x)||^2 first) and reorders the dictionary to match. The
+// DTC posterior does not depend on the order of S, but its rounding does:
+// in arrival order a sorted 1-D grid is extrapolated point by point and
+// its pivots reach a plateau of rounding (d^2 ~ eps^(2/3)); in pivoted
+// order the pivots decrease and those below pivotNoise are all at the end.
+// O(m^2 d + m^3).
+func (g *DTC) pivotedOrder() {
+	r := g.r
+	m := len(g.dict)
+	g.ny.Reset()
+	rest := append([]int(nil), g.dict...)
+	zs := make([][]float64, m)
+	res := make([]float64, m)
+	for k, i := range rest {
+		zs[k] = make([]float64, 0, m)
+		res[k] = r.kdiag[i]
+	}
+	idx := make([]int, m)
+	for k := range idx {
+		idx[k] = k
+	}
+	g.dict = g.dict[:0]
+	for len(idx) > 0 {
+		b := 0
+		for k := range idx {
+			if res[idx[k]] > res[idx[b]] {
+				b = k
+			}
+		}
+		kb := idx[b]
+		idx[b] = idx[len(idx)-1]
+		idx = idx[:len(idx)-1]
+		i := rest[kb]
+		xp := r.point(i)
+		zp := zs[kb]
+		d, dead := g.ny.addExact(xp, zp, r.kdiag[i])
+		g.dict = append(g.dict, i)
+		for _, k := range idx {
+			c := 0.0
+			if !dead {
+				c = (g.k.Eval(r.point(rest[k]), xp) - dot(zp, zs[k])) / d
+			}
+			zs[k] = append(zs[k], c)
+			res[k] -= c * c
+		}
+	}
+	for p, i := range g.dict {
+		g.pos[i] = p
+	}
 }
 
 // Predict returns mu~(x) and sigma~^2(x) (1/lambda scale). O(m d + m^2).
@@ -599,21 +654,25 @@ func (g *DTC) ResampleIncremental(src Uniform, qbar float64) (added, removed int
 // keepOrder orders rows with current members first, in dictionary order,
 // so that SetDictionary never reorders S.
 func (g *DTC) keepOrder(rows []int) []int {
-	out := make([]int, 0, len(rows))
-	in := make(map[int]bool, len(rows))
+	out := g.orderBuf[:0]
+	if len(g.mark) < g.r.n() {
+		g.mark = append(g.mark, make([]bool, g.r.n()-len(g.mark))...)
+	}
 	for _, i := range rows {
-		in[i] = true
+		g.mark[i] = true
 	}
 	for _, i := range g.dict {
-		if in[i] {
+		if g.mark[i] {
 			out = append(out, i)
 		}
 	}
 	for _, i := range rows {
+		g.mark[i] = false
 		if g.pos[i] < 0 {
 			out = append(out, i)
 		}
 	}
+	g.orderBuf = out
 	return out
 }
 
@@ -639,6 +698,9 @@ type Numerics struct {
 	// DeadPivots is the number of inducing points that currently
 	// contribute no direction (DTC: pivot below rounding noise).
 	DeadPivots int
+	// Repivots counts rebuilds in pivoted order after a new pivot was
+	// within the forward error of its computation (DTC).
+	Repivots int
 	// Revived counts dead inducing points that became live again after
 	// the point they depended on left S (DTC).
 	Revived int
@@ -647,5 +709,5 @@ type Numerics struct {
 // Numerics reports the numerical safeguards that fired so far.
 func (g *DTC) Numerics() Numerics {
 	_, j := g.vf.Jitter()
-	return Numerics{VarianceClamps: g.clamps, RetryJitter: j + g.condJitter, DeadPivots: g.ny.ndead, Revived: g.revived}
+	return Numerics{VarianceClamps: g.clamps, RetryJitter: j + g.condJitter, DeadPivots: g.ny.ndead, Repivots: g.repivots, Revived: g.revived}
 }

@@ -38,9 +38,13 @@ type Nystrom struct {
 	// so every embedding's coordinate for it is exactly 0 and the factor
 	// stays well conditioned. Without it (the online learners), Add
 	// floors the pivot at PivotFloor instead.
-	exact bool
-	dead  []bool
-	ndead int
+	exact   bool
+	dead    []bool
+	ndead   int
+	suspect bool // the last addExact's pivot was within its forward error
+	// strict makes addExact treat suspect pivots as dead (pivoted
+	// rebuilds, where pivots decrease and the estimate is sharp).
+	strict bool
 }
 
 // NewNystrom returns an empty embedding for points of dimension dim.
@@ -133,15 +137,25 @@ func (n *Nystrom) Add(x, z []float64) (pivot float64) {
 }
 
 // pivotNoise is the rounding noise of a computed squared pivot
-// k(x,x) - ||z||^2 with z = L^{-1} k_S(x) over the first p positions:
-// the sum itself is off by about (p+1) eps k(x,x), and the triangular
-// solve amplifies the rounding of k_S(x) by up to cond(L), estimated by
-// the ratio of the largest to the smallest live pivot. A squared pivot
-// below it carries no information about a new direction. The constant 8
-// is a safety factor on these first-order estimates; the reference tests
-// (exact_core_test.go) check that it keeps DTC within 1e-8 of a
-// higher-precision solve where lambda >= 1e-4.
+// k(x,x) - ||z||^2, z = L^{-1} k_S(x) over the first p positions.
+// Cholesky is backward stable: the computed factor is the exact factor of
+// K_SS + E with |E| about (p+1) eps k(x,x) entrywise, so a squared pivot
+// below that is indistinguishable from 0. This is the Cholesky form of
+// the authors' eigenvalue threshold (batch-bkb drops eigenvalues of K_SS
+// below max * m * eps); the factor 8 is a safety margin.
 func (n *Nystrom) pivotNoise(kxx float64, p int) float64 {
+	const eps = 0x1p-52
+	return 8 * eps * float64(p+1) * math.Abs(kxx)
+}
+
+// pivotSuspect reports whether a squared pivot d2 above pivotNoise is
+// still within the forward error of its computation: the triangular
+// solve amplifies rounding by up to cond(L), estimated by the ratio of
+// the largest to the smallest live pivot. Points added in a bad order
+// (a sorted 1-D grid, l = 0.3) produce a plateau of such pivots made of
+// rounding (d^2 ~ eps^(2/3), where the noise and the 1/pivot
+// amplification balance); the DTC then rebuilds in pivoted order.
+func (n *Nystrom) pivotSuspect(d2, kxx float64, p int) bool {
 	lo, hi := math.Inf(1), 0.0
 	for j := 0; j < p; j++ {
 		if n.dead[j] {
@@ -154,8 +168,7 @@ func (n *Nystrom) pivotNoise(kxx float64, p int) float64 {
 	if hi > 0 {
 		cond = hi / lo
 	}
-	const eps = 0x1p-52
-	return 8 * eps * float64(p+1) * math.Abs(kxx) * cond
+	return d2 < n.pivotNoise(kxx, p)*cond
 }
 
 // addExact appends x in the exact core: a live point with its true pivot,
@@ -169,7 +182,8 @@ func (n *Nystrom) addExact(x, z []float64, kxx float64) (pivot float64, dead boo
 		ss += v * v
 	}
 	d2 := kxx - ss
-	if !(d2 > n.pivotNoise(kxx, m)) {
+	n.suspect = false
+	if !(d2 > n.pivotNoise(kxx, m)) || (n.strict && n.pivotSuspect(d2, kxx, m)) {
 		if cap(n.work) < m {
 			n.work = make([]float64, 2*m+16)
 		}
@@ -182,6 +196,7 @@ func (n *Nystrom) addExact(x, z []float64, kxx float64) (pivot float64, dead boo
 		n.ndead++
 		pivot = math.Inf(1)
 	} else {
+		n.suspect = n.pivotSuspect(d2, kxx, m)
 		pivot = n.l.AppendSolvedFloor(z[:m], kxx, 0)
 	}
 	n.points = append(n.points, x...)
@@ -208,7 +223,8 @@ func (n *Nystrom) liveAt(p int, work []float64) bool {
 	for _, v := range z {
 		ss += v * v
 	}
-	return n.diag[p]-ss > n.pivotNoise(n.diag[p], p)
+	d2 := n.diag[p] - ss
+	return d2 > n.pivotNoise(n.diag[p], p) && !n.pivotSuspect(d2, n.diag[p], p)
 }
 
 // Dead reports whether inducing point j contributes no direction (exact

@@ -83,7 +83,7 @@ const (
 
 // Policies, arm sets and kernels a Config may name.
 var (
-	PolicyNames = []string{"bkb", "gp-ucb", "thompson", "ei", "random", "bkb-thompson", "ada-bkb"}
+	PolicyNames = []string{"bkb", "gp-ucb", "thompson", "ei", "random", "bkb-thompson", "bbkb", "ada-bkb"}
 	ArmKinds    = []string{"sobol", "lhs", "random", "grid", "csv"}
 	KernelNames = []string{"rbf", "matern12", "matern32", "matern52"}
 )
@@ -139,7 +139,8 @@ type Config struct {
 	FitEvery int `json:"fit_every,omitempty"`
 	// Candidates is CandidatesFixed or CandidatesGrow (version 2; default
 	// grow for space-filling arms, fixed for csv and grid arms, which stay
-	// exactly the user's set unless this asks for refinement).
+	// exactly the user's set unless this asks for refinement, and for
+	// policy bbkb).
 	Candidates string `json:"candidates,omitempty"`
 	// Fit is FitNone, FitScalar or FitARD (version 2; default ard, with
 	// the kernel family of Kernel.Name, rbf or matern52, every
@@ -326,13 +327,16 @@ func (c *Config) normalizeV2() error {
 	}
 	if c.Candidates == "" {
 		c.Candidates = CandidatesGrow
-		if c.Arms.Kind == "csv" || c.Arms.Kind == "grid" {
+		if c.Arms.Kind == "csv" || c.Arms.Kind == "grid" || c.Policy == "bbkb" {
 			c.Candidates = CandidatesFixed
 		}
 	}
 	c.Candidates = strings.ToLower(c.Candidates)
 	if c.Candidates != CandidatesFixed && c.Candidates != CandidatesGrow {
 		return fmt.Errorf("study: candidates %q (want %s or %s)", c.Candidates, CandidatesFixed, CandidatesGrow)
+	}
+	if c.Policy == "bbkb" && c.Candidates != CandidatesFixed {
+		return errors.New("study: policy bbkb batches over a fixed arm set: use candidates fixed")
 	}
 	if c.Policy == "ada-bkb" {
 		if !c.Space.Continuous() {
@@ -468,6 +472,10 @@ func (c *Config) newPolicy(arms *mat.Dense, k kernel.Kernel, lambda float64) (ba
 		return bandit.NewThompson(arms, opt, true)
 	case "ei":
 		return bandit.NewEI(arms, opt)
+	case "bbkb":
+		// Batched BKB (ICML 2020): adaptive batches for parallel workers;
+		// Ask reports bandit.ErrBatchFull while a closed batch is running.
+		return bandit.NewBBKB(arms, bandit.BBKBOptions{Options: opt})
 	}
 	return nil, fmt.Errorf("study: unknown policy %q", c.Policy)
 }

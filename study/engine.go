@@ -260,7 +260,7 @@ func (e *engine) rebuild() error {
 	lambda := e.cfg.Lambda
 	if e.hp != nil {
 		k, lambda = e.hp.Kernel(), e.hp.NoiseVariance
-		if e.cfg.Policy == "bkb" || e.cfg.Policy == "bkb-thompson" {
+		if e.cfg.Policy == "bkb" || e.cfg.Policy == "bkb-thompson" || e.cfg.Policy == "bbkb" {
 			lambda = math.Max(lambda, e.cfg.Lambda)
 		}
 	}
@@ -426,6 +426,10 @@ func (e *engine) apply(r storage.Record) error {
 	case storage.KindFail:
 		delete(e.pending, r.Trial)
 		e.failed = append(e.failed, arm)
+		// A batched policy must not wait for a result that never comes.
+		if d, ok := e.policy.(interface{ Drop(int) error }); ok {
+			return d.Drop(arm)
+		}
 	}
 	return nil
 }

@@ -46,6 +46,12 @@ func testReplay(t *testing.T, mod func(*Config)) {
 		if policy == "ada-bkb" && (cfg.Version == 1 || cfg.Candidates == CandidatesFixed) {
 			continue
 		}
+		if policy == "bbkb" && cfg.Version != 1 {
+			// With fitted hyperparameters BBKB closes its batch at the
+			// pending trial below (bandit.ErrBatchFull, which Run waits
+			// out): this test's consecutive asks do not apply.
+			continue
+		}
 		st := storage.NewMemory()
 		live, err := Create(ctx, st, "s", cfg)
 		if err != nil {

@@ -120,7 +120,7 @@ func (e *engine) fitARD() error {
 	}
 	cold := e.hp == nil || t >= 2*e.lastFull
 	opt := hyper.Options{Family: fam, Init: e.hp, Seed: e.cfg.Seed ^ (uint64(t) * 0x9e3779b97f4a7c15) ^ streamFit}
-	if e.cfg.Policy == "bkb" || e.cfg.Policy == "bkb-thompson" {
+	if e.cfg.Policy == "bkb" || e.cfg.Policy == "bkb-thompson" || e.cfg.Policy == "bbkb" {
 		opt.MaxPoints = fitPointsBKB
 	}
 	if !cold {

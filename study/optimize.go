@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
+
+	"github.com/bkb-go/bkb/bandit"
 )
 
 // Objective evaluates a trial: it returns the objective's value at
@@ -17,13 +21,23 @@ type RunOptions struct {
 	// Trials is the number of trials this call evaluates (0: until the
 	// study's budget is reached; then the study must have one).
 	Trials int
+	// Workers is the number of evaluations in flight (default 1). With
+	// more, a worker asks for a new trial as soon as it is free: the policy
+	// conditions on the pending trials (asynchronous batches), and a
+	// batched policy that closed its batch makes the worker wait for a
+	// result. The objective is then called from several goroutines.
+	Workers int
 	// Fatal reports whether an objective's error stops the run instead of
 	// failing the trial (the trial then stays pending and a resumed run
 	// evaluates it again): for example a plugin that used up its restarts.
 	Fatal func(error) bool
-	// OnTrial is called after each trial ends (complete or failed), from
-	// the goroutine that called Run.
+	// OnTrial is called after each trial ends (complete or failed), one
+	// call at a time.
 	OnTrial func(TrialResult)
+	// HeartbeatEvery is how often the storage is told that the running
+	// trials are alive (default 10 s): well inside the storage's grace
+	// period (storage/postgres: 1 minute by default).
+	HeartbeatEvery time.Duration
 }
 
 // ErrTooManyFailures is returned by Run when the study's MaxFailures
@@ -42,13 +56,14 @@ func (s *Study) Optimize(ctx context.Context, f Objective, n int) error {
 }
 
 // Run evaluates trials with f until opt.Trials trials were evaluated or
-// the study's budget is reached. A trial whose evaluation fails is stored
-// as failed (so is a value beyond ±MaxAbsValue) and the run goes on, until
-// the study has Config.MaxFailures failed trials. When ctx is done Run
-// returns an error wrapping ctx.Err(), leaving the trial being evaluated
-// pending: a later Run (in this or another process, after Load) evaluates
-// it again. Run returns an error wrapping ErrNoCompleteTrial when the study
-// has failed trials and no complete one.
+// the study's budget is reached, opt.Workers at a time. A trial whose
+// evaluation fails is stored as failed (so is a value beyond
+// ±MaxAbsValue) and the run goes on, until the study has
+// Config.MaxFailures failed trials. When ctx is done Run returns an error
+// wrapping ctx.Err(), leaving the trials being evaluated pending: a later
+// Run (in this or another process, after Load) evaluates them again. Run
+// returns an error wrapping ErrNoCompleteTrial when the study has failed
+// trials and no complete one.
 func (s *Study) Run(ctx context.Context, f Objective, opt RunOptions) error {
 	if opt.Trials < 0 {
 		return fmt.Errorf("study: Run: negative number of trials %d", opt.Trials)
@@ -56,55 +71,184 @@ func (s *Study) Run(ctx context.Context, f Objective, opt RunOptions) error {
 	if opt.Trials == 0 && s.cfg.Budget == 0 {
 		return errors.New("study: Run: the study has no budget; give the number of trials")
 	}
-	ran := 0
-	for opt.Trials == 0 || ran < opt.Trials {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("study: stopped after %d trials: %w", ran, err)
-		}
-		t, err := s.Ask(ctx)
-		if errors.Is(err, ErrComplete) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		t0 := time.Now()
-		v, ferr := f(ctx, t)
-		secs := time.Since(t0).Seconds()
-		ran++
-		if ferr != nil && ctx.Err() != nil {
-			return fmt.Errorf("study: stopped during trial %d: %w", t.Number, ctx.Err())
-		}
-		if ferr != nil && opt.Fatal != nil && opt.Fatal(ferr) {
-			return fmt.Errorf("trial %d: %w", t.Number, ferr)
-		}
-		if ferr == nil {
-			err = s.finish(ctx, t.Number, &v, "", secs)
-			if errors.Is(err, ErrValueRange) {
-				ferr = err
-			} else if err != nil {
-				return err
+	workers := max(opt.Workers, 1)
+	if opt.HeartbeatEvery <= 0 {
+		opt.HeartbeatEvery = 10 * time.Second
+	}
+	r := &runner{s: s, f: f, opt: opt, running: map[int]bool{}, told: make(chan struct{}, 1)}
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	hbDone := make(chan struct{})
+	go func() {
+		defer close(hbDone)
+		r.heartbeats(rctx)
+	}()
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := r.work(rctx); err != nil {
+				cancel(err)
 			}
-		}
-		if ferr != nil {
-			if err := s.finish(ctx, t.Number, nil, oneLine(ferr.Error()), secs); err != nil {
-				return err
-			}
-		}
-		if opt.OnTrial != nil {
-			if r, ok := s.trial(t.Number); ok {
-				opt.OnTrial(r)
-			}
-		}
-		n := s.counts()
-		if ferr != nil && s.cfg.MaxFailures > 0 && n[Failed] >= s.cfg.MaxFailures {
-			return fmt.Errorf("study: stopping: %d trials failed (max failures %d): %w", n[Failed], s.cfg.MaxFailures, ErrTooManyFailures)
-		}
+		}()
+	}
+	wg.Wait()
+	cancel(nil)
+	<-hbDone
+	if err := context.Cause(rctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("study: stopped after %d trials: %w", r.ran, err)
 	}
 	if n := s.counts(); n[Complete] == 0 && n[Failed] > 0 {
 		return fmt.Errorf("study: %d trials failed and none completed: %w", n[Failed], ErrNoCompleteTrial)
 	}
 	return nil
+}
+
+// runner is the state Run's workers share.
+type runner struct {
+	s   *Study
+	f   Objective
+	opt RunOptions
+
+	mu      sync.Mutex
+	started int          // trials handed to workers
+	ran     int          // trials finished
+	running map[int]bool // trials being evaluated
+	told    chan struct{}
+}
+
+// claim reserves a trial slot; false when the run has its trials.
+func (r *runner) claim() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.opt.Trials > 0 && r.started >= r.opt.Trials {
+		return false
+	}
+	r.started++
+	return true
+}
+
+func (r *runner) unclaim() {
+	r.mu.Lock()
+	r.started--
+	r.mu.Unlock()
+}
+
+// work is one worker's loop.
+func (r *runner) work(ctx context.Context) error {
+	for {
+		if ctx.Err() != nil {
+			return nil
+		}
+		if !r.claim() {
+			return nil
+		}
+		t, err := r.s.Ask(ctx)
+		switch {
+		case errors.Is(err, ErrComplete):
+			r.unclaim()
+			return nil
+		case errors.Is(err, bandit.ErrBatchFull):
+			// The batch is closed: wait for a result (ours or, through the
+			// storage, another process's) and ask again.
+			r.unclaim()
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-r.told:
+			case <-time.After(50 * time.Millisecond):
+			}
+			continue
+		case err != nil:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		if err := r.evaluate(ctx, t); err != nil {
+			return err
+		}
+	}
+}
+
+// evaluate runs the objective on t and stores the outcome.
+func (r *runner) evaluate(ctx context.Context, t *Trial) error {
+	r.mu.Lock()
+	r.running[t.Number] = true
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.running, t.Number)
+		r.mu.Unlock()
+	}()
+	t0 := time.Now()
+	v, ferr := r.f(ctx, t)
+	secs := time.Since(t0).Seconds()
+	if ferr != nil && ctx.Err() != nil {
+		return nil // interrupted: the trial stays pending
+	}
+	if ferr != nil && r.opt.Fatal != nil && r.opt.Fatal(ferr) {
+		return fmt.Errorf("trial %d: %w", t.Number, ferr)
+	}
+	// The outcome is stored even if another worker stops the run now.
+	sctx := context.WithoutCancel(ctx)
+	if ferr == nil {
+		err := r.s.finish(sctx, t.Number, &v, "", secs)
+		if errors.Is(err, ErrValueRange) {
+			ferr = err
+		} else if err != nil {
+			return err
+		}
+	}
+	if ferr != nil {
+		if err := r.s.finish(sctx, t.Number, nil, oneLine(ferr.Error()), secs); err != nil {
+			return err
+		}
+	}
+	select {
+	case r.told <- struct{}{}:
+	default:
+	}
+	r.mu.Lock()
+	r.ran++
+	if r.opt.OnTrial != nil {
+		if res, ok := r.s.trial(t.Number); ok {
+			r.opt.OnTrial(res)
+		}
+	}
+	r.mu.Unlock()
+	if n := r.s.counts(); ferr != nil && r.s.cfg.MaxFailures > 0 && n[Failed] >= r.s.cfg.MaxFailures {
+		return fmt.Errorf("study: stopping: %d trials failed (max failures %d): %w", n[Failed], r.s.cfg.MaxFailures, ErrTooManyFailures)
+	}
+	return nil
+}
+
+// heartbeats tells the storage that the running trials are alive until
+// ctx is done.
+func (r *runner) heartbeats(ctx context.Context) {
+	tick := time.NewTicker(r.opt.HeartbeatEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		r.mu.Lock()
+		trials := make([]int, 0, len(r.running))
+		for t := range r.running {
+			trials = append(trials, t)
+		}
+		r.mu.Unlock()
+		if len(trials) > 0 {
+			slices.Sort(trials)
+			_ = r.s.st.Heartbeat(ctx, r.s.name, trials) // a missed beat is retried at the next tick
+		}
+	}
 }
 
 // trial returns one trial's result.

@@ -92,7 +92,7 @@ func TestStuckExperiment(t *testing.T) {
 	for _, v := range []struct {
 		name string
 		m    func(*Config)
-	}{{"beta3", func(c *Config) { c.Beta = "3" }}, {"rbf", func(c *Config) { c.Kernel.Name = "rbf" }}, {"fit20", func(c *Config) { c.Fit = FitARD; c.FitEvery = 20 }}} {
+	}{{"beta1", func(c *Config) { c.Beta = "1" }}, {"beta1.5", func(c *Config) { c.Beta = "1.5" }}, {"default", func(c *Config) {}}} {
 		stuck := 0
 		var cs float64
 		for seed := uint64(1); seed <= 30; seed++ {

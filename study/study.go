@@ -675,3 +675,17 @@ func (s *Study) TellOutcome(ctx context.Context, trial int, o Outcome) error {
 	}
 	return s.finish(ctx, trial, &o.Value, "", secs)
 }
+
+// BatchSize returns the average batch size of a batched policy (bbkb);
+// false for other policies.
+func (s *Study) BatchSize() (float64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ensureEngine() != nil {
+		return 0, false
+	}
+	if b, ok := s.eng.policy.(interface{ BatchStats() bandit.BatchStats }); ok {
+		return b.BatchStats().AverageBatchSize, true
+	}
+	return 0, false
+}

@@ -18,12 +18,13 @@ func runCreateStudy(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs := newFlagSet("create-study", "create-study --study FILE [flags] [-- plugin command]", stdout)
 	var cf configFlags
 	cf.register(fs, 0)
-	path := fs.String("study", "", "journal file to create (required)")
+	var w where
+	w.register(fs, "journal file to create (required)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *path == "" {
-		return usagef("create-study needs --study FILE")
+	if err := w.check("create-study"); err != nil {
+		return err
 	}
 	var extra []string
 	if fs.ArgsLenAtDash() == 0 {
@@ -35,7 +36,7 @@ func runCreateStudy(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	s, closeStore, err := createStudy(ctx, *path, sp)
+	s, closeStore, err := createStudy(ctx, w, sp)
 	if err != nil {
 		return err
 	}
@@ -47,7 +48,7 @@ func runCreateStudy(ctx context.Context, args []string, stdout, stderr io.Writer
 	if cfg.Budget > 0 {
 		budget = fmt.Sprintf("budget %d", cfg.Budget)
 	}
-	fmt.Fprintf(stdout, "created study %s: %s %s with %s on %d %s arms, %s\n", *path, cfg.Direction, sp.obj.String(), cfg.Policy, s.Info().Arms, cfg.Arms.Kind, budget)
+	fmt.Fprintf(stdout, "created study %s: %s %s with %s on %d %s arms, %s\n", w, cfg.Direction, sp.obj.String(), cfg.Policy, s.Info().Arms, cfg.Arms.Kind, budget)
 	for _, p := range cfg.Space.Params {
 		fmt.Fprintf(stdout, "  %s\n", describeParam(p))
 	}
@@ -81,14 +82,15 @@ type askReply struct {
 
 func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("ask", "ask --study FILE [--format json|tsv] [--count k]", stdout)
-	path := fs.String("study", "", "study journal (required)")
+	var w where
+	w.register(fs, "study journal (required)")
 	format := fs.String("format", "json", "output: json (one object per line) or tsv (trial, then the parameter values, tab-separated)")
 	count := fs.IntP("count", "k", 1, "number of points to ask for (a batch: the policy accounts for the pending ones)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *path == "" {
-		return usagef("ask needs --study FILE")
+	if err := w.check("ask"); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
@@ -103,7 +105,7 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// that outlives this one: they name no worker, so they are never
 	// taken for the trials of a stopped worker. Trials a killed optimize
 	// run left pending are handed out again.
-	s, _, closeStore, err := loadStudy(ctx, *path, study.Options{Worker: "external", Stale: study.Requeue})
+	s, _, closeStore, err := loadStudy(ctx, w, study.Options{Worker: "external", Stale: study.Requeue})
 	if err != nil {
 		return err
 	}
@@ -136,7 +138,8 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 func runTell(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("tell", "tell --study FILE --trial N (--value Y | --failed MESSAGE)", stdout)
-	path := fs.String("study", "", "study journal (required)")
+	var w where
+	w.register(fs, "study journal (required)")
 	trial := fs.Int("trial", -1, "trial number printed by ask (required)")
 	value := fs.String("value", "", "the objective's value at the trial's point")
 	failed := fs.String("failed", "", "record the trial as failed, with this message")
@@ -145,8 +148,8 @@ func runTell(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	switch {
-	case *path == "":
-		return usagef("tell needs --study FILE")
+	case w.check("tell") != nil:
+		return w.check("tell")
 	case fs.NArg() > 0:
 		return usagef("unexpected argument %q", fs.Arg(0))
 	case !fs.Changed("trial") || *trial < 0:
@@ -172,7 +175,7 @@ func runTell(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		y = v
 	}
-	s, _, closeStore, err := loadStudy(ctx, *path, study.Options{Worker: "external"})
+	s, _, closeStore, err := loadStudy(ctx, w, study.Options{Worker: "external"})
 	if err != nil {
 		return err
 	}
@@ -189,29 +192,30 @@ func runTell(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("status", "status --study FILE [--json] [--trace FILE.csv] [--plot FILE.png]", stdout)
-	path := fs.String("study", "", "study journal (required)")
+	var w where
+	w.register(fs, "study journal (required)")
 	var of outputFlags
 	of.register(fs, false)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *path == "" {
-		return usagef("status needs --study FILE")
+	if err := w.check("status"); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	if err := of.check(*path); err != nil {
+	if err := of.check(w.journal()); err != nil {
 		return err
 	}
-	s, sp, closeStore, err := loadStudy(ctx, *path, study.Options{})
+	s, sp, closeStore, err := loadStudy(ctx, w, study.Options{})
 	if err != nil {
 		return err
 	}
 	defer closeStore()
 	info := s.Info()
 	res := newResult(sp, info.Arms, s.Trials(), of.top)
-	res.Study = *path
+	res.Study = w.String()
 	res.LengthScale, res.Fits, res.Numerics = info.LengthScale, info.Fits, info.Stats
 	return writeOutputs(stdout, &of, res, sp, s.Trials())
 }

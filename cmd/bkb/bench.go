@@ -76,7 +76,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	scaleVariants := fs.StringSlice("scale-variants", bench.Variants, "--scale: variants: "+strings.Join(bench.Variants, ", "))
 	scaleBudget := fs.Duration("scale-budget", time.Minute, "--scale: time budget of one run; it stops at the first checkpoint past it")
 	regret := fs.Bool("regret", false, "run the regret benchmark of issue 10 instead: simple and cumulative regret on continuous test functions, noise-free and noisy, against random search and the fixed-set policies (docs/optimizer.md)")
-	regretProblems := fs.StringSlice("regret-problems", []string{"branin:60", "hartmann3:200", "hartmann6:200,500"}, "--regret: problems as name:T[,T...] (checkpoints)")
+	regretProblems := fs.StringSlice("regret-problems", []string{"branin:60", "hartmann3:200", "hartmann6:200/500"}, "--regret: problems as name[:dim]:T[/T...] (checkpoints)")
 	regretOpt := fs.StringSlice("regret-optimizers", []string{"bkb", "bkb-fixed", "gp-ucb-fixed", "random"}, "--regret: optimizers (bench.RegretVariants, with /beta=, /kernel=, /init=, /n=, /lambda= modifiers)")
 	regretNoise := fs.Float64Slice("regret-noise", []float64{0}, "--regret: noise standard deviations as fractions of the function's range over its box")
 	if err := parseFlags(fs, args); err != nil {
@@ -495,16 +495,17 @@ func runRegret(ctx context.Context, problems, optimizers []string, noise []float
 	}
 	var jobsList []*job
 	for _, spec := range problems {
-		name, ts, ok := strings.Cut(spec, ":")
+		i := strings.LastIndex(spec, ":")
+		name, ts, ok := spec[:max(i, 0)], spec[i+1:], i > 0
 		if !ok {
-			return usagef("--regret-problems: %q is not name:T[,T...]", spec)
+			return usagef("--regret-problems: %q is not name[:dim]:T[/T...]", spec)
 		}
 		f, err := objectives.Lookup(name)
 		if err != nil {
 			return usageError{trimPkg(err)}
 		}
 		var ck []int
-		for _, t := range strings.Split(ts, ",") {
+		for _, t := range strings.Split(ts, "/") {
 			n, err := strconv.Atoi(t)
 			if err != nil || n <= 0 {
 				return usagef("--regret-problems: %q: bad budget %q", spec, t)

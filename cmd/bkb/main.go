@@ -12,6 +12,9 @@
 //	bkb ask           --study FILE     print the next point to evaluate
 //	bkb tell          --study FILE     record the value of an asked point
 //	bkb status        --study FILE     summarize a study: best points, trace, plot
+//	bkb worker        --study FILE     evaluate a shared study's trials (or --storage postgres://...)
+//	bkb export        --study FILE     write a study's trials to CSV
+//	bkb copy          --from A --to B  copy a study between a journal and PostgreSQL
 //	bkb bench         [flags]          regret benchmark: policies x objectives x seeds
 //	bkb regress       [flags]          online kernel regression (see bkb regress -h)
 //	bkb objectives                     list the built-in test functions
@@ -70,6 +73,9 @@ func commands() []command {
 		{"ask", "print the next point of a study to evaluate", wrap(runAsk)},
 		{"tell", "record the value (or failure) of an asked point", wrap(runTell)},
 		{"status", "summarize a study: best points, trace CSV, plot", wrap(runStatus)},
+		{"worker", "evaluate trials of a shared study until its budget (many processes, many machines)", wrap(runWorker)},
+		{"export", "write a study's trials to a CSV file", wrap(runExport)},
+		{"copy", "copy a study between a journal file and PostgreSQL", wrap(runCopy)},
 		{"bench", "regret benchmark tables: policies x objectives x seeds", wrap(runBench)},
 		{"regress", "online kernel regression on a dataset", runRegress},
 		{"objectives", "list the built-in test functions", wrap(runObjectives)},

@@ -72,6 +72,9 @@ func testPlugin(mode string) int {
 		fmt.Println(branin(x1, x2))
 		return 0
 	}
+	if mode == "typed" {
+		return typedPlugin()
+	}
 	at, _ := strconv.Atoi(os.Getenv("BKB_TEST_AT"))
 	sleep, _ := time.ParseDuration(os.Getenv("BKB_TEST_SLEEP"))
 	sc := bufio.NewScanner(os.Stdin)
@@ -174,4 +177,39 @@ func checkOneErrorLine(t *testing.T, r runResult, want string) {
 	if strings.Contains(r.stderr, "panic") || strings.Contains(r.stderr, "goroutine") {
 		t.Errorf("panic:\n%s", r.stderr)
 	}
+}
+
+// typedPlugin answers requests of the typed space of TestTypedRoundTrip,
+// checking that every value arrives in its own type: lr a number in
+// [1e-4, 1], layers a JSON integer in [1, 6], act one of its labels, drop on
+// its 0.1 grid.
+func typedPlugin() int {
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		var req struct {
+			ID     int                        `json:"id"`
+			Params map[string]json.RawMessage `json:"params"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
+			fmt.Fprintln(os.Stderr, "typed plugin: bad request:", err)
+			return 2
+		}
+		var lr, drop float64
+		var layers int
+		var act string
+		bad := json.Unmarshal(req.Params["lr"], &lr) != nil || json.Unmarshal(req.Params["layers"], &layers) != nil ||
+			json.Unmarshal(req.Params["act"], &act) != nil || json.Unmarshal(req.Params["drop"], &drop) != nil
+		k := math.Round(drop / 0.1)
+		if bad || lr < 1e-4 || lr > 1 || layers < 1 || layers > 6 || (act != "relu" && act != "tanh" && act != "gelu") ||
+			math.Abs(drop-0.1*k) > 1e-12 || strings.Contains(string(req.Params["layers"]), ".") {
+			fmt.Printf("{\"id\":%d,\"error\":\"bad params %s\"}\n", req.ID, sc.Text())
+			continue
+		}
+		v := math.Pow(math.Log10(lr)+2.5, 2) + math.Abs(float64(layers)-3) + drop
+		if act == "gelu" {
+			v -= 1
+		}
+		fmt.Printf("{\"id\":%d,\"y\":%v}\n", req.ID, v)
+	}
+	return 0
 }

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/bkb-go/bkb/objectives"
@@ -15,9 +17,9 @@ import (
 // evaluator returns the objective's own value at a trial's point.
 type evaluator interface {
 	eval(ctx context.Context, t *study.Trial) (float64, error)
-	// restartNote says what became of the plugin after the last failed
-	// evaluation ("" if nothing), for the failure's message.
-	restartNote(msg string) string
+	// restartNote says what became of the plugin after the failed
+	// evaluation of a trial ("" if nothing), for the failure's message.
+	restartNote(trial int) string
 	Close() error
 }
 
@@ -49,37 +51,56 @@ func (b *builtin) value(ctx context.Context, trial int, x []float64) (float64, e
 	return -y, err // Reward maximizes -f
 }
 
-func (b *builtin) restartNote(string) string { return "" }
-func (b *builtin) Close() error              { return nil }
+func (b *builtin) restartNote(int) string { return "" }
+func (b *builtin) Close() error           { return nil }
 
-// pluginEval evaluates an external plugin program.
-type pluginEval struct {
-	p           *plugin.Process
-	oneShot     bool
+// pluginPool evaluates with a pool of plugin processes, one per worker.
+type pluginPool struct {
+	free        chan *plugin.Process
+	all         []*plugin.Process
 	maxRestarts int
-	note        string
+	notes       sync.Map // trial -> restart note
 }
 
-func (p *pluginEval) eval(ctx context.Context, t *study.Trial) (float64, error) {
-	v, err := p.p.Evaluate(ctx, t.X)
-	p.note = ""
-	if err != nil && !p.oneShot && restartsAfter(err) {
-		// One-shot mode starts a fresh process per evaluation: no restarts.
-		if next := p.p.Restarts() + 1; next <= p.maxRestarts {
-			p.note = fmt.Sprintf(" (restarting the plugin: restart %d of %d)", next, p.maxRestarts)
+func (p *pluginPool) eval(ctx context.Context, t *study.Trial) (float64, error) {
+	var pr *plugin.Process
+	select {
+	case pr = <-p.free:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	defer func() { p.free <- pr }()
+	v, err := pr.Evaluate(ctx, t.X)
+	// One-shot mode starts a fresh process per evaluation: no restarts.
+	if err != nil && pr.Restartable() && restartsAfter(err) {
+		if next := pr.Restarts() + 1; next <= p.maxRestarts {
+			p.notes.Store(t.Number, fmt.Sprintf(" (restarting the plugin: restart %d of %d)", next, p.maxRestarts))
 		} else {
-			p.note = fmt.Sprintf(" (no plugin restart left of %d)", p.maxRestarts)
+			p.notes.Store(t.Number, fmt.Sprintf(" (no plugin restart left of %d)", p.maxRestarts))
 		}
 	}
 	return v, err
 }
 
-func (p *pluginEval) restartNote(string) string { return p.note }
-func (p *pluginEval) Close() error              { return p.p.Close() }
+func (p *pluginPool) restartNote(trial int) string {
+	if n, ok := p.notes.LoadAndDelete(trial); ok {
+		return n.(string)
+	}
+	return ""
+}
 
-// openObjective starts the objective of cfg. Plugin stderr lines go to
-// stderr, prefixed with the program's name.
-func openObjective(ctx context.Context, sp *spec, stderr io.Writer) (evaluator, error) {
+func (p *pluginPool) Close() error {
+	var errs []error
+	for _, pr := range p.all {
+		errs = append(errs, pr.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// openObjective starts the objective of a study for workers parallel
+// evaluations (a plugin process each). Plugin stderr lines go to stderr,
+// prefixed with the program's name.
+func openObjective(ctx context.Context, sp *spec, stderr io.Writer, workers int) (evaluator, error) {
 	o, cfg := sp.obj, sp.cfg
 	switch o.Kind {
 	case "builtin":
@@ -100,19 +121,45 @@ func openObjective(ctx context.Context, sp *spec, stderr io.Writer) (evaluator, 
 		if restarts == 0 {
 			restarts = -1 // plugin.Config: negative means no restart
 		}
-		p, err := plugin.Start(ctx, plugin.Config{
+		space := cfg.Space
+		pc := plugin.Config{
 			Command:     o.Command,
 			Dir:         o.Dir,
-			ParamNames:  cfg.Space.Names(),
+			ParamNames:  space.Names(),
 			Timeout:     timeout,
 			MaxRestarts: restarts,
 			Stderr:      stderr,
 			OneShot:     o.OneShot,
-		})
-		if err != nil {
-			return nil, err
+			// Each value in its own type: an integer as a JSON integer, a
+			// categorical as its label.
+			Params: func(x []float64) ([]byte, error) {
+				if err := space.Check(x); err != nil {
+					return nil, err
+				}
+				return json.Marshal(space.ParamsOf(x))
+			},
+			Args: func(x []float64) ([]string, error) {
+				if err := space.Check(x); err != nil {
+					return nil, err
+				}
+				args := make([]string, len(x))
+				for i, v := range x {
+					args[i] = space.FormatValue(i, v)
+				}
+				return args, nil
+			},
 		}
-		return &pluginEval{p: p, oneShot: o.OneShot, maxRestarts: o.MaxRestarts}, nil
+		pool := &pluginPool{free: make(chan *plugin.Process, max(workers, 1)), maxRestarts: o.MaxRestarts}
+		for w := 0; w < max(workers, 1); w++ {
+			p, err := plugin.Start(ctx, pc)
+			if err != nil {
+				pool.Close()
+				return nil, err
+			}
+			pool.all = append(pool.all, p)
+			pool.free <- p
+		}
+		return pool, nil
 	case "external":
 		return nil, errors.New("this study has no objective (it was created for ask/tell): drive it with 'bkb ask' and 'bkb tell'")
 	}

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bkb-go/bkb/storage"
 	"github.com/bkb-go/bkb/study"
 )
 
@@ -22,62 +21,16 @@ func studyName(path string) string {
 	return strings.TrimSuffix(base, filepath.Ext(base))
 }
 
-// loadStudy opens the study of a journal file and decodes its objective.
-func loadStudy(ctx context.Context, path string, opts study.Options) (*study.Study, *spec, func() error, error) {
-	st, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
-	if err != nil {
-		return nil, nil, nil, usageError{trimPkg(err)}
-	}
-	s, err := study.Load(ctx, st, "", opts) // the file's study, whatever its name
-	if err != nil {
-		st.Close()
-		switch {
-		case errors.Is(err, storage.ErrNotFound):
-			return nil, nil, nil, usagef("study %s does not exist (create it with 'bkb create-study' or 'bkb optimize --study')", path)
-		case ctx.Err() != nil:
-			return nil, nil, nil, errInterrupted
-		}
-		return nil, nil, nil, usagef("study %s: %v", path, trimPkg(err))
-	}
-	sp, err := specOf(s.Config())
-	if err != nil {
-		st.Close()
-		return nil, nil, nil, usagef("study %s: %v", path, err)
-	}
-	return s, sp, st.Close, nil
-}
-
-// createStudy creates the study of sp on a new journal file (in memory
-// when path is empty).
-func createStudy(ctx context.Context, path string, sp *spec) (*study.Study, func() error, error) {
-	var st storage.Storage = storage.NewMemory()
-	name := "bkb"
-	if path != "" {
-		js, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
-		if err != nil {
-			return nil, nil, usageError{trimPkg(err)}
-		}
-		st, name = js, studyName(path)
-	}
-	s, err := study.Create(ctx, st, name, sp.cfg)
-	if err != nil {
-		st.Close()
-		if errors.Is(err, storage.ErrExists) {
-			return nil, nil, usagef("study %s already exists: continue it with --resume, or choose another file", path)
-		}
-		return nil, nil, usageError{trimPkg(err)}
-	}
-	return s, st.Close, nil
-}
-
 func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("optimize", "optimize [flags] [-- plugin command and arguments]", stdout)
 	var cf configFlags
 	cf.register(fs, 60)
 	var of outputFlags
 	of.register(fs, true)
-	studyPath := fs.String("study", "", "journal file: every evaluation is appended and synced to it (JSON lines)")
+	var w where
+	w.register(fs, "journal file: every evaluation is appended and synced to it (JSON lines)")
 	resume := fs.Bool("resume", false, "continue the study in --study from its journal")
+	workers := fs.IntP("workers", "w", 1, "evaluations in flight: a plugin process each; a free worker gets a new point at once, the policy conditioning on the pending ones")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -93,8 +46,11 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	} else if fs.NArg() > 0 {
 		return usagef("unexpected argument %q (a plugin command goes after --, or in --plugin)", fs.Arg(0))
 	}
-	if err := of.check(*studyPath); err != nil {
+	if err := of.check(w.journal()); err != nil {
 		return err
+	}
+	if *workers < 1 {
+		return usagef("--workers must be positive, got %d", *workers)
 	}
 	if of.quiet {
 		of.progress = "none"
@@ -104,8 +60,11 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	var sp *spec
 	closeStore := func() error { return nil }
 	if *resume {
-		if *studyPath == "" {
+		if w.study == "" {
 			return usagef("--resume needs --study FILE")
+		}
+		if err := w.check("optimize --resume"); err != nil {
+			return err
 		}
 		var ignored []string
 		for _, n := range configFlagNames {
@@ -124,33 +83,38 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			opts.Budget = cf.budget
 		}
 		var err error
-		if s, sp, closeStore, err = loadStudy(ctx, *studyPath, opts); err != nil {
+		if s, sp, closeStore, err = loadStudy(ctx, w, opts); err != nil {
 			return err
 		}
 		if len(ignored) > 0 {
 			fmt.Fprintf(stderr, "bkb: warning: ignoring %v on --resume: the study's own configuration is used\n", ignored)
 		}
 		if s.Config().Budget <= 0 {
-			return usagef("study %s has no budget (an ask/tell study): give --budget", *studyPath)
+			return usagef("study %s has no budget (an ask/tell study): give --budget", w)
 		}
 	} else {
 		var err error
 		if sp, err = cf.build(fs, extra, false); err != nil {
 			return err
 		}
-		if _, err := os.Stat(*studyPath); *studyPath != "" && err == nil {
-			return usagef("study %s already exists: continue it with --resume, or choose another file", *studyPath)
+		if w.study != "" {
+			if err := w.check("optimize"); err != nil {
+				return err
+			}
+		}
+		if _, err := os.Stat(w.journal()); w.journal() != "" && err == nil {
+			return usagef("study %s already exists: continue it with --resume, or choose another file", w)
 		}
 	}
 	// Start the objective before creating the journal, so that a plugin
 	// that cannot start leaves no empty study behind.
-	obj, err := openObjective(ctx, sp, stderr)
+	obj, err := openObjective(ctx, sp, stderr, *workers)
 	if err != nil {
 		return err
 	}
 	defer obj.Close()
 	if !*resume {
-		if s, closeStore, err = createStudy(ctx, *studyPath, sp); err != nil {
+		if s, closeStore, err = createStudy(ctx, w, sp); err != nil {
 			return err
 		}
 	}
@@ -169,7 +133,7 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	switch {
 	case of.quiet:
 	case *resume:
-		fmt.Fprintf(stderr, "bkb: resuming %s: %d of %d trials done, %d pending to re-evaluate\n", *studyPath, c.done(), cfg.Budget, c.pending)
+		fmt.Fprintf(stderr, "bkb: resuming %s: %d of %d trials done, %d pending to re-evaluate\n", w, c.done(), cfg.Budget, c.pending)
 	default:
 		fmt.Fprintf(stderr, "bkb: %s %s (%d parameters) with %s on %d %s arms, budget %d, seed %d\n",
 			cfg.Direction, sp.obj.String(), cfg.Space.Dim(), cfg.Policy, info.Arms, cfg.Arms.Kind, cfg.Budget, cfg.Seed)
@@ -197,31 +161,31 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			c.failed++
 			if !of.quiet {
 				prog.clear()
-				fmt.Fprintln(stderr, oneLine(fmt.Sprintf("bkb: trial %d failed: %s%s", t.Number, t.Error, obj.restartNote(t.Error))))
+				fmt.Fprintln(stderr, oneLine(fmt.Sprintf("bkb: trial %d failed: %s%s", t.Number, t.Error, obj.restartNote(t.Number))))
 			}
 		}
 		prog.update(c.done(), c.failed, best, bestTrial)
 	}
 	runErr := s.Run(ctx, func(ctx context.Context, t *study.Trial) (float64, error) {
 		return obj.eval(ctx, t)
-	}, study.RunOptions{Fatal: fatalEvalError, OnTrial: onTrial})
+	}, study.RunOptions{Fatal: fatalEvalError, OnTrial: onTrial, Workers: *workers})
 	prog.clear()
 	elapsed := time.Since(start).Seconds()
 	switch {
 	case runErr == nil:
 	case ctx.Err() != nil:
-		runErr = fmt.Errorf("%w after %d trials%s", errInterrupted, c.done(), resumeHint(*studyPath, "; continue with"))
+		runErr = fmt.Errorf("%w after %d trials%s", errInterrupted, c.done(), resumeHint(w, "; continue with"))
 	case errors.Is(runErr, study.ErrTooManyFailures):
-		runErr = fmt.Errorf("%v%s", trimPkg(runErr), resumeHint(*studyPath, "; fix the objective and continue with"))
+		runErr = fmt.Errorf("%v%s", trimPkg(runErr), resumeHint(w, "; fix the objective and continue with"))
 	case errors.Is(runErr, study.ErrNoCompleteTrial):
 		runErr = trimPkg(runErr)
 	default:
-		runErr = fmt.Errorf("%v%s", trimPkg(runErr), resumeHint(*studyPath, "; fix the plugin and continue with"))
+		runErr = fmt.Errorf("%v%s", trimPkg(runErr), resumeHint(w, "; fix the plugin and continue with"))
 	}
 
 	info = s.Info()
 	res := newResult(sp, info.Arms, s.Trials(), of.top)
-	res.Study = *studyPath
+	res.Study = w.String()
 	res.Seconds = elapsed
 	if evals > 0 {
 		res.PolicyMS = 1e3 * (info.PolicySeconds - policyStart) / float64(evals)
@@ -290,9 +254,12 @@ func writeOutputs(stdout io.Writer, of *outputFlags, res *result, sp *spec, tria
 }
 
 // resumeHint tells how to continue a stopped run.
-func resumeHint(studyPath, lead string) string {
-	if studyPath == "" {
+func resumeHint(w where, lead string) string {
+	switch {
+	case w.study == "":
 		return " (run with --study FILE to make a run resumable)"
+	case w.postgres():
+		return fmt.Sprintf("%s: bkb optimize --storage %s --study %s --resume", lead, redactURL(w.storage), w.study)
 	}
-	return fmt.Sprintf("%s: bkb optimize --study %s --resume", lead, studyPath)
+	return fmt.Sprintf("%s: bkb optimize --study %s --resume", lead, w.study)
 }

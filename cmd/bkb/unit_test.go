@@ -56,3 +56,23 @@ func TestRunInProcess(t *testing.T) {
 		t.Errorf("cancelled run: exit %d, stderr %q", code, errb.String())
 	}
 }
+
+// TestNumericsReported: clamped variances and jitter reach the summary.
+func TestNumericsReported(t *testing.T) {
+	var out bytes.Buffer
+	r := &result{}
+	if err := r.writeText(&out); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "numerics") {
+		t.Errorf("numerics reported without any: %q", out.String())
+	}
+	r.Numerics.VarianceClamps, r.Numerics.RetryJitter = 3, 1
+	out.Reset()
+	if err := r.writeText(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "3 negative variances clamped to 0") || !strings.Contains(out.String(), "1 factorizations retried") {
+		t.Errorf("summary %q", out.String())
+	}
+}

@@ -6,46 +6,66 @@
 // The plugin is started once and kept running. For every evaluation it reads
 // one JSON request per line on its standard input:
 //
-//	{"id":7,"x":[0.25,-1.5],"params":{"lr":0.25,"momentum":-1.5}}
+//	{"id":7,"x":[0.003,4,1],"params":{"lr":0.003,"layers":4,"activation":"tanh"}}
 //
 // and writes exactly one JSON reply per line on its standard output:
 //
 //	{"id":7,"y":0.8123}
 //	{"id":7,"error":"solver diverged"}
 //
-// "params" is present only when [Config.ParamNames] is set; it maps each name
-// to the coordinate of x at the same position. Ids are positive, increase by
-// one per evaluation and are never reused, also not across restarts. Because
-// JSON cannot carry NaN or infinities, a plugin may send them as strings
-// ("NaN", "Inf", "-Inf"); such values are reported as [ErrNonFinite]. A
-// reply is always the VALUE of the objective: whether it is maximized or
-// minimized is decided by the caller, not by the plugin.
+// "x" is the point as the caller stores it: one number per parameter (for a
+// categorical parameter, the index of its choice). "params" holds the same
+// point by parameter name, each value in its own type: a float as a JSON
+// number, an integer as a JSON integer, a categorical as its label (a
+// string, or the number it is). Plugins should read "params". It comes from
+// [Config.Params]; with only [Config.ParamNames] set it maps each name to
+// the coordinate of x at the same position, as a number; without either it
+// is absent. Ids are positive, increase by one per evaluation and are never
+// reused, also not across restarts.
+//
+// "y" is a JSON number. Because JSON cannot carry NaN or infinities, a plugin
+// may send them as strings ("NaN", "Inf", "-Inf"); such values are reported
+// as [ErrNonFinite]. Any other string, even a numeric one like "1.5", is
+// garbage. A reply is always the VALUE of the objective: whether it is
+// maximized or minimized is decided by the caller, not by the plugin.
 //
 // Anything else on standard output while a reply is awaited (log lines,
-// invalid JSON, a reply for another id, a reply without "y") is garbage:
-// the evaluation fails with [ErrGarbage] and the plugin is restarted, since
-// the stream can no longer be trusted. Blank lines are ignored. Standard
+// invalid JSON, a reply for another id, a reply without "y", a line longer
+// than 1 MiB) is garbage: the evaluation fails with [ErrGarbage] and the
+// plugin is restarted, since the stream can no longer be trusted. Blank lines are ignored. Standard
 // error is free-form: each line is copied, prefixed, to [Config.Stderr] and
 // the last lines are quoted in crash reports. When its standard input is
 // closed the plugin should exit; see [Process.Close].
+//
+// Every evaluation must be answered within [Config.Timeout]. The protocol has
+// no "ready" message, so a plugin's start-up (interpreter, imports, loading
+// data) happens while its first request waits: the first evaluation of every
+// instance, after [Start] and after each restart, is allowed
+// [Config.StartTimeout] (default 30 s) on top of the timeout.
 //
 // The environment of the plugin contains BKB_PLUGIN_MODE=long-lived, so that
 // one script can support both modes.
 //
 // # One-shot mode
 //
-// With [Config.OneShot] the command is run once per evaluation, with the
-// coordinates of x appended as extra arguments (formatted with
-// strconv.FormatFloat(v, 'g', -1, 64)) and in the environment:
+// With [Config.OneShot] the command is run once per evaluation, with extra
+// arguments (from [Config.Args]; by default the coordinates of x, formatted
+// with strconv.FormatFloat(v, 'g', -1, 64)) and in the environment:
 //
 //	BKB_PLUGIN_MODE=one-shot
-//	BKB_X=0.25,-1.5
-//	BKB_PARAMS={"lr":0.25,"momentum":-1.5}   (only when ParamNames is set)
+//	BKB_X=0.003,4,1
+//	BKB_PARAMS={"lr":0.003,"layers":4,"activation":"tanh"}   (as "params" above)
 //
 // The last non-empty line of its standard output is the result: either a
 // bare number ("0.8123", "NaN") or a reply object as above (its id is not
-// checked). A non-zero exit status fails the evaluation with [ErrCrashed].
-// One-shot evaluations may run concurrently.
+// checked); a last line longer than 64 KiB is garbage. A non-zero exit
+// status fails the evaluation with [ErrCrashed]. One-shot evaluations may
+// run concurrently. Nothing is restarted in one-shot mode
+// ([Process.Restartable] is false).
+//
+// The examples directory has plugins in Python and Go: Branin (numbers
+// only) and a toy model with a log-scale float, an integer and a
+// categorical parameter, read strictly from "params" or BKB_PARAMS.
 //
 // # Failures
 //
@@ -60,5 +80,11 @@
 //
 // On Unix the plugin runs in its own process group, so a terminal's Ctrl-C
 // reaches only the caller, which shuts plugins down with [Process.Close], and
-// killing a plugin also kills the processes it started.
+// killing a plugin also kills the processes it started. On Linux a plugin
+// also dies (SIGKILL) when its caller dies without closing it, even in the
+// middle of an evaluation; processes the plugin started itself are not
+// covered by that and should watch their own parent. (The kernel sends that
+// signal when the OS thread that started the plugin exits, so the package
+// starts every plugin from one goroutine locked to a thread that lives as
+// long as the process; see proc_linux.go.)
 package plugin

@@ -2,10 +2,12 @@ package plugin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -65,4 +67,77 @@ func TestExampleGo(t *testing.T) {
 		t.Fatalf("go build ./examples/go: %v\n%s", err, out)
 	}
 	checkBranin(t, []string{exe})
+}
+
+// toyLoss is the objective of the toy-model examples, written again here
+// as the reference.
+func toyLoss(lr float64, layers int, act string) float64 {
+	pen := map[string]float64{"relu": 0, "tanh": 0.25, "sigmoid": 0.5}[act]
+	l := math.Log10(lr) + 2.5
+	return l*l + 0.05*float64((layers-4)*(layers-4)) + pen
+}
+
+// checkToyModel runs a shipped toy-model plugin in both modes with typed
+// parameters: x = (lr, layers, activation index), sent through
+// Config.Params as a float, a JSON integer and a label.
+func checkToyModel(t *testing.T, cmd []string) {
+	t.Helper()
+	acts := []string{"relu", "tanh", "sigmoid"}
+	typed := func(x []float64) ([]byte, error) {
+		return json.Marshal(map[string]any{"lr": x[0], "layers": int(x[1]), "activation": acts[int(x[2])]})
+	}
+	// What a plugin gets from ParamNames alone: numbers everywhere.
+	untyped := func(x []float64) ([]byte, error) {
+		return json.Marshal(map[string]any{"lr": x[0], "layers": x[1] + 0.5, "activation": acts[int(x[2])]})
+	}
+	for _, oneShot := range []bool{false, true} {
+		cfg := Config{Command: cmd, OneShot: oneShot, ParamNames: []string{"lr", "layers", "activation"}, Params: typed}
+		p, err := Start(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range [][]float64{{math.Pow(10, -2.5), 4, 0}, {1e-5, 1, 2}, {0.3, 8, 1}} {
+			y, err := p.Evaluate(context.Background(), x)
+			if err != nil {
+				t.Fatalf("one-shot=%v: Evaluate(%v): %v", oneShot, x, err)
+			}
+			if want := toyLoss(x[0], int(x[1]), acts[int(x[2])]); math.Abs(y-want) > 1e-12 {
+				t.Errorf("one-shot=%v: loss(%v) = %v, want %v", oneShot, x, y, want)
+			}
+		}
+		p.cfg.Params = untyped
+		_, err = p.Evaluate(context.Background(), []float64{0.01, 3, 0})
+		if !errors.Is(err, ErrPluginError) || !strings.Contains(err.Error(), "3.5") {
+			t.Errorf("one-shot=%v: layers = 3.5: %v, want the plugin to reject a non-integer", oneShot, err)
+		}
+		if err := p.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	}
+}
+
+func TestExampleToyModelPython(t *testing.T) {
+	t.Parallel()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not installed")
+	}
+	checkToyModel(t, []string{py, filepath.Join("examples", "python", "toy_model.py")})
+}
+
+func TestExampleToyModelGo(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds a program; skipped in -short mode")
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go command not found")
+	}
+	exe := filepath.Join(t.TempDir(), "toymodel")
+	build := exec.Command(gobin, "build", "-o", exe, "./examples/go/toymodel")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./examples/go/toymodel: %v\n%s", err, out)
+	}
+	checkToyModel(t, []string{exe})
 }

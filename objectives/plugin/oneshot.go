@@ -21,9 +21,10 @@ const (
 
 // tailBuffer keeps the last bytes written to it.
 type tailBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-	max int
+	mu      sync.Mutex
+	buf     []byte
+	max     int
+	dropped bool // bytes before buf were dropped
 }
 
 func (t *tailBuffer) Write(b []byte) (int, error) {
@@ -32,33 +33,42 @@ func (t *tailBuffer) Write(b []byte) (int, error) {
 	t.buf = append(t.buf, b...)
 	if len(t.buf) > 2*t.max {
 		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+		t.dropped = true
 	}
 	return len(b), nil
 }
 
-func (t *tailBuffer) Bytes() []byte {
+// Bytes returns the bytes kept and whether earlier ones were dropped.
+func (t *tailBuffer) Bytes() ([]byte, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return append([]byte(nil), t.buf...)
+	return append([]byte(nil), t.buf...), t.dropped
 }
 
 // evalOneShot runs the command once for x. ectx carries the timeout, Close
 // and ctx.
-func (p *Process) evalOneShot(ctx, ectx context.Context, id int, x []float64) (float64, error) {
-	args := make([]string, 0, len(p.cfg.Command)-1+len(x))
-	args = append(args, p.cfg.Command[1:]...)
+func (p *Process) evalOneShot(ctx, ectx context.Context, id int, x []float64, params []byte) (float64, error) {
 	xs := make([]string, len(x))
 	for i, v := range x {
 		xs[i] = strconv.FormatFloat(v, 'g', -1, 64)
 	}
-	args = append(args, xs...)
+	extra := xs
+	if p.cfg.Args != nil {
+		var err error
+		if extra, err = p.cfg.Args(x); err != nil {
+			return 0, p.fail(KindBadInput, id, "cannot build the arguments", err)
+		}
+	}
+	args := make([]string, 0, len(p.cfg.Command)-1+len(extra))
+	args = append(args, p.cfg.Command[1:]...)
+	args = append(args, extra...)
 
 	cmd := exec.CommandContext(ectx, p.cfg.Command[0], args...)
 	cmd.Dir = p.cfg.Dir
 	cmd.Env = append(os.Environ(), p.cfg.Env...)
 	cmd.Env = append(cmd.Env, "BKB_PLUGIN_MODE=one-shot", "BKB_X="+strings.Join(xs, ","))
-	if len(p.cfg.ParamNames) > 0 {
-		cmd.Env = append(cmd.Env, "BKB_PARAMS="+string(appendParams(nil, x, p.cfg.ParamNames)))
+	if params != nil {
+		cmd.Env = append(cmd.Env, "BKB_PARAMS="+string(params))
 	}
 	setProcAttr(cmd)
 	cmd.Cancel = func() error { return killGroup(cmd) }
@@ -67,7 +77,7 @@ func (p *Process) evalOneShot(ctx, ectx context.Context, id int, x []float64) (f
 	sink := &stderrSink{out: p.cfg.Stderr, outMu: &p.stderrMu}
 	cmd.Stdout, cmd.Stderr = stdout, sink
 
-	if err := cmd.Start(); err != nil {
+	if err := startCmd(cmd); err != nil {
 		if ectx.Err() != nil {
 			return 0, p.abortErr(ctx, ectx, id, false)
 		}
@@ -95,8 +105,14 @@ func (p *Process) evalOneShot(ctx, ectx context.Context, id int, x []float64) (f
 		return 0, err
 	}
 
-	out := stdout.Bytes()
+	out, dropped := stdout.Bytes()
 	line := lastLine(out)
+	if len(line) > oneShotTail || (dropped && len(line) > 0 && bytes.IndexByte(bytes.TrimRight(out, " \t\r\n"), '\n') < 0) {
+		// Longer than what is kept, or begun before the kept tail.
+		err := p.fail(KindGarbage, id, fmt.Sprintf("garbage on stdout: last line too long (over %d KiB)", oneShotTail>>10), nil)
+		err.Line = truncate(string(line), garbageQuote)
+		return 0, err
+	}
 	if len(line) == 0 {
 		err := p.fail(KindGarbage, id, "garbage on stdout: no output (want a number or a JSON reply as the last line)", nil)
 		err.Stderr = sink.Tail()

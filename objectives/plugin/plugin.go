@@ -21,8 +21,9 @@ import (
 
 // Defaults used when the corresponding Config field is zero.
 const (
-	DefaultTimeout     = 60 * time.Second
-	DefaultMaxRestarts = 3
+	DefaultTimeout      = 60 * time.Second
+	DefaultStartTimeout = 30 * time.Second
+	DefaultMaxRestarts  = 3
 )
 
 const (
@@ -44,13 +45,35 @@ type Config struct {
 	// Env holds extra "KEY=value" entries added to the caller's environment.
 	Env []string
 	// ParamNames, when set, names the coordinates of x: requests then carry
-	// a "params" object and every x must have exactly len(ParamNames)
-	// coordinates.
+	// a "params" object mapping each name to its coordinate (a JSON number)
+	// and every x must have exactly len(ParamNames) coordinates.
 	ParamNames []string
+	// Params, when set, returns the "params" object of the point x: a JSON
+	// object of its typed parameters, each in its own type (an integer as a
+	// JSON integer, a categorical as its label, ...). It replaces the
+	// numbers of ParamNames in requests and in BKB_PARAMS (ParamNames, if
+	// also set, still checks the length of x). It may be called
+	// concurrently. The object may span lines (it is compacted); an error,
+	// or anything but a JSON object, fails the evaluation with ErrBadInput.
+	Params func(x []float64) ([]byte, error)
+	// Args, when set, returns the command-line arguments appended to
+	// Command in one-shot mode, replacing the numbers of x (e.g.
+	// "--layers=3", "--activation=tanh"); BKB_X still holds the numbers. It
+	// may be called concurrently; an error fails the evaluation with
+	// ErrBadInput. Long-lived mode does not use it.
+	Args func(x []float64) ([]string, error)
 	// Timeout bounds one evaluation; DefaultTimeout when 0. A plugin that
 	// does not answer in time is killed (and restarted by the next
 	// evaluation).
 	Timeout time.Duration
+	// StartTimeout is the time allowed for the plugin's start-up
+	// (interpreter, imports, loading data): the first evaluation of every
+	// instance, after Start and after each restart, may take StartTimeout
+	// longer than Timeout, since the protocol has no "ready" message and the
+	// start-up happens while that request waits. DefaultStartTimeout when 0,
+	// no allowance when negative. One-shot mode does not use it: there
+	// Timeout bounds every run, start-up included.
+	StartTimeout time.Duration
 	// MaxRestarts is the number of restarts allowed over the life of the
 	// Process after crashes, timeouts or garbage; DefaultMaxRestarts when 0,
 	// no restart at all when negative. Once used up, evaluations fail with
@@ -74,6 +97,7 @@ type Process struct {
 	name       string // command line for messages
 	short      string // base name of the program, for stderr prefixes
 	timeout    time.Duration
+	startTime  time.Duration // start-up allowance of a fresh instance
 	maxRestart int
 	closeWait  time.Duration
 
@@ -139,6 +163,12 @@ func Start(ctx context.Context, cfg Config) (*Process, error) {
 	if p.timeout == 0 {
 		p.timeout = DefaultTimeout
 	}
+	switch {
+	case cfg.StartTimeout == 0:
+		p.startTime = DefaultStartTimeout
+	case cfg.StartTimeout > 0:
+		p.startTime = cfg.StartTimeout
+	}
 	if p.maxRestart == 0 {
 		p.maxRestart = DefaultMaxRestarts
 	} else if p.maxRestart < 0 {
@@ -183,8 +213,16 @@ func checkProgram(cfg Config) error {
 }
 
 // Restarts returns how many times the plugin has been restarted after a
-// crash, a timeout or garbage.
+// crash, a timeout or garbage. It stays 0 in one-shot mode.
 func (p *Process) Restarts() int { return int(p.restarts.Load()) }
+
+// Restartable reports whether the Process keeps one plugin instance that is
+// restarted after a crash, a timeout or garbage (long-lived mode), as
+// opposed to one-shot mode, where every evaluation runs a new process:
+// nothing is ever restarted and Restarts stays 0, so a caller must not
+// announce restarts. Whether a restart is still allowed in long-lived mode
+// depends on Config.MaxRestarts and Restarts.
+func (p *Process) Restartable() bool { return !p.cfg.OneShot }
 
 // Evaluate sends x to the plugin and returns its value. Failures are
 // *EvalError values (see the package documentation); the evaluation is never
@@ -192,6 +230,10 @@ func (p *Process) Restarts() int { return int(p.restarts.Load()) }
 func (p *Process) Evaluate(ctx context.Context, x []float64) (float64, error) {
 	id := int(p.nextID.Add(1))
 	if err := p.checkInput(id, x); err != nil {
+		return 0, err
+	}
+	params, err := p.paramsJSON(id, x)
+	if err != nil {
 		return 0, err
 	}
 	if !p.enter() {
@@ -207,9 +249,9 @@ func (p *Process) Evaluate(ctx context.Context, x []float64) (float64, error) {
 	defer stop()
 
 	if p.cfg.OneShot {
-		tctx, cancelT := context.WithTimeoutCause(ectx, p.timeout, errTimeoutCause)
+		tctx, cancelT := context.WithTimeoutCause(ectx, p.timeout, &timeoutCause{timeout: p.timeout})
 		defer cancelT()
-		return p.evalOneShot(ctx, tctx, id, x)
+		return p.evalOneShot(ctx, tctx, id, x, params)
 	}
 	select {
 	case p.sem <- struct{}{}:
@@ -224,15 +266,26 @@ func (p *Process) Evaluate(ctx context.Context, x []float64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	tctx, cancelT := context.WithTimeoutCause(ectx, p.timeout, errTimeoutCause)
+	// A fresh instance may still be starting up: allow for it once.
+	tc := &timeoutCause{timeout: p.timeout}
+	if c.fresh {
+		tc.startup = p.startTime
+		c.fresh = false
+	}
+	tctx, cancelT := context.WithTimeoutCause(ectx, tc.timeout+tc.startup, tc)
 	defer cancelT()
-	return p.exchange(ctx, tctx, c, id, x)
+	return p.exchange(ctx, tctx, c, id, x, params)
 }
 
-var (
-	errClosedCause  = errors.New("plugin process closed")
-	errTimeoutCause = errors.New("plugin evaluation timed out")
-)
+var errClosedCause = errors.New("plugin process closed")
+
+// timeoutCause is the cause of an evaluation's context when its time is up.
+type timeoutCause struct {
+	timeout time.Duration // Config.Timeout
+	startup time.Duration // start-up allowance included, 0 if none
+}
+
+func (c *timeoutCause) Error() string { return "plugin evaluation timed out" }
 
 func (p *Process) enter() bool {
 	p.mu.Lock()
@@ -260,12 +313,39 @@ func (p *Process) checkInput(id int, x []float64) error {
 	return nil
 }
 
+// paramsJSON returns the "params" object of x on one line: from Config.Params,
+// else from ParamNames, else nil.
+func (p *Process) paramsJSON(id int, x []float64) ([]byte, error) {
+	if p.cfg.Params == nil {
+		if len(p.cfg.ParamNames) == 0 {
+			return nil, nil
+		}
+		return appendParams(nil, x, p.cfg.ParamNames), nil
+	}
+	raw, err := p.cfg.Params(x)
+	if err != nil {
+		return nil, p.fail(KindBadInput, id, "cannot encode the parameters", err)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, p.fail(KindBadInput, id, "Config.Params returned invalid JSON "+strconv.Quote(truncate(string(raw), 80)), err)
+	}
+	if b := buf.Bytes(); len(b) == 0 || b[0] != '{' {
+		return nil, p.fail(KindBadInput, id, "Config.Params returned "+strconv.Quote(truncate(string(b), 80))+", not a JSON object", nil)
+	}
+	return buf.Bytes(), nil
+}
+
 // abortErr builds the error of an evaluation ended by ectx: timeout, Close
 // or the caller's context (ctx).
 func (p *Process) abortErr(ctx, ectx context.Context, id int, killed bool) *EvalError {
+	var tc *timeoutCause
 	switch cause := context.Cause(ectx); {
-	case errors.Is(cause, errTimeoutCause) && ctx.Err() == nil:
-		msg := fmt.Sprintf("timed out after %v", p.timeout)
+	case errors.As(cause, &tc) && ctx.Err() == nil:
+		msg := fmt.Sprintf("timed out after %v", tc.timeout+tc.startup)
+		if tc.startup > 0 {
+			msg += fmt.Sprintf(" (timeout %v + start-up allowance %v of a freshly started plugin)", tc.timeout, tc.startup)
+		}
 		if killed {
 			msg += " (plugin killed)"
 		}
@@ -285,13 +365,14 @@ type child struct {
 	stderr *os.File // read end of the plugin's stderr
 	sink   *stderrSink
 
-	lines      chan []byte   // stdout lines; closed at EOF
+	lines      chan outLine  // stdout lines; closed at EOF
 	quit       chan struct{} // closed when the child is discarded
 	exited     chan struct{} // closed once Wait has returned
 	waitErr    error         // Wait's result, valid after exited is closed
 	stderrDone chan struct{} // closed when stderr reached EOF
 	wg         sync.WaitGroup
 	discarded  bool
+	fresh      bool // no request sent yet: start-up may still be under way
 }
 
 // startChild starts a new instance of the plugin.
@@ -331,7 +412,7 @@ func (p *Process) startChild() (*child, error) {
 	cmd.Env = append(append(os.Environ(), p.cfg.Env...), "BKB_PLUGIN_MODE=long-lived")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	setProcAttr(cmd)
-	if err := cmd.Start(); err != nil {
+	if err := startCmd(cmd); err != nil {
 		closeAll()
 		return nil, startErr(err)
 	}
@@ -350,7 +431,8 @@ func (p *Process) startChild() (*child, error) {
 			outMu:  &p.stderrMu,
 			prefix: fmt.Sprintf("[%s %d] ", p.short, cmd.Process.Pid),
 		},
-		lines:      make(chan []byte),
+		lines:      make(chan outLine),
+		fresh:      true,
 		quit:       make(chan struct{}),
 		exited:     make(chan struct{}),
 		stderrDone: make(chan struct{}),
@@ -375,30 +457,41 @@ func (p *Process) startChild() (*child, error) {
 	return c, nil
 }
 
+// outLine is one line of the plugin's stdout.
+type outLine struct {
+	data    []byte // the line, cut to maxLine bytes
+	tooLong bool   // the line was longer than maxLine
+}
+
 // readLines forwards stdout lines until EOF or discard. Lines longer than
-// maxLine are cut (and will be reported as garbage).
+// maxLine are cut and marked (and will be reported as garbage).
 func (c *child) readLines() {
 	br := bufio.NewReaderSize(c.stdout, 64<<10)
 	for {
 		var line []byte
 		var err error
+		long := false
 		for {
 			var frag []byte
 			frag, err = br.ReadSlice('\n')
-			if len(line) < maxLine {
-				room := maxLine - len(line)
-				if len(frag) > room {
-					frag = frag[:room]
+			room := maxLine - len(line)
+			if len(frag) > room {
+				// The line end does not count towards the limit.
+				n := len(frag)
+				if err == nil {
+					n = len(bytes.TrimSuffix(bytes.TrimSuffix(frag, []byte("\n")), []byte("\r")))
 				}
-				line = append(line, frag...)
+				long = long || n > room
+				frag = frag[:room]
 			}
+			line = append(line, frag...)
 			if !errors.Is(err, bufio.ErrBufferFull) {
 				break
 			}
 		}
 		if len(line) > 0 {
 			select {
-			case c.lines <- line:
+			case c.lines <- outLine{data: line, tooLong: long}:
 			case <-c.quit:
 				return
 			}
@@ -505,8 +598,8 @@ func (p *Process) drop(c *child, restart bool, err error) {
 
 // exchange sends one request to c and waits for the reply. Called with sem
 // held.
-func (p *Process) exchange(ctx, ectx context.Context, c *child, id int, x []float64) (float64, error) {
-	req := appendRequest(nil, id, x, p.cfg.ParamNames)
+func (p *Process) exchange(ctx, ectx context.Context, c *child, id int, x []float64, params []byte) (float64, error) {
+	req := appendRequest(nil, id, x, params)
 	if dl, ok := ectx.Deadline(); ok {
 		_ = c.stdin.SetWriteDeadline(dl)
 	}
@@ -530,7 +623,7 @@ func (p *Process) exchange(ctx, ectx context.Context, c *child, id int, x []floa
 			if !ok {
 				return 0, p.crashed(c, id, "")
 			}
-			if len(bytes.TrimSpace(line)) == 0 {
+			if len(bytes.TrimSpace(line.data)) == 0 {
 				continue
 			}
 			return p.handleReply(c, id, line)
@@ -552,12 +645,16 @@ func (p *Process) exchange(ctx, ectx context.Context, c *child, id int, x []floa
 }
 
 // handleReply interprets one non-blank stdout line.
-func (p *Process) handleReply(c *child, id int, line []byte) (float64, error) {
+func (p *Process) handleReply(c *child, id int, out outLine) (float64, error) {
+	line := out.data
 	garbage := func(msg string) (float64, error) {
 		err := p.fail(KindGarbage, id, msg, nil)
 		err.Line = truncate(strings.TrimRight(string(line), "\r\n"), garbageQuote)
 		p.drop(c, true, err)
 		return 0, err
+	}
+	if out.tooLong {
+		return garbage("garbage on stdout: reply line too long (over 1 MiB)")
 	}
 	r, perr := ParseReply(line)
 	switch {
@@ -641,15 +738,16 @@ func (p *Process) Close() error {
 	return nil
 }
 
-// appendRequest appends the JSON request line for x to b.
-func appendRequest(b []byte, id int, x []float64, names []string) []byte {
+// appendRequest appends the JSON request line for x to b; params is the
+// compact "params" object, nil for none.
+func appendRequest(b []byte, id int, x []float64, params []byte) []byte {
 	b = append(b, `{"id":`...)
 	b = strconv.AppendInt(b, int64(id), 10)
 	b = append(b, `,"x":`...)
 	b = appendFloats(b, x)
-	if len(names) > 0 {
+	if params != nil {
 		b = append(b, `,"params":`...)
-		b = appendParams(b, x, names)
+		b = append(b, params...)
 	}
 	return append(b, "}\n"...)
 }

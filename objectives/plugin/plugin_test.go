@@ -3,10 +3,12 @@ package plugin
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -164,6 +166,21 @@ func TestBadPlugins(t *testing.T) {
 			restarts: 1,
 		},
 		{
+			name: "garbage y as a string", mode: "garbage2:ystring",
+			steps:    []step{ok, {KindGarbage, []string{`"y" is the string "1.5", not a number`}}, ok},
+			restarts: 1,
+		},
+		{
+			name: "garbage line over 1 MiB", mode: "garbage2:huge",
+			steps:    []step{ok, {KindGarbage, []string{"reply line too long (over 1 MiB)", `"{\"id\":2,\"y\":1,\"pad\":\"ppp`}}, ok},
+			restarts: 1,
+		},
+		{
+			name: "line of exactly 1 MiB", mode: "garbage2:maxline",
+			steps:   []step{ok, ok, ok},
+			samePID: true,
+		},
+		{
 			name: "NaN reply", mode: "nan",
 			steps:   []step{{KindNonFinite, []string{"non-finite value NaN"}}, ok, {KindNonFinite, nil}, ok},
 			samePID: true,
@@ -235,6 +252,50 @@ func TestBadPlugins(t *testing.T) {
 			}
 			if err := p.Close(); err != nil {
 				t.Errorf("Close: %v", err)
+			}
+		})
+	}
+}
+
+// TestStartTimeout checks that a plugin's start-up does not count against
+// the first evaluation's Timeout (issue 9): the fake sleeps 350ms before
+// reading stdin, longer than the 200ms timeout but within timeout plus
+// start-up allowance.
+func TestStartTimeout(t *testing.T) {
+	t.Parallel()
+	const timeout = 200 * time.Millisecond
+	cases := []struct {
+		name  string
+		mode  string
+		start time.Duration
+		steps []step
+	}{
+		{"slow start within allowance", "slowstart:350ms", 600 * time.Millisecond, []step{{}, {}}},
+		{"no allowance", "slowstart:350ms", -1, []step{{KindTimeout, []string{"timed out after 200ms (plugin killed)"}}}},
+		{"hang counts timeout and allowance", "hang", 100 * time.Millisecond,
+			[]step{{KindTimeout, []string{"timed out after 300ms (timeout 200ms + start-up allowance 100ms of a freshly started plugin)"}}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := startFake(t, tc.mode, Config{Timeout: timeout, StartTimeout: tc.start})
+			for i, st := range tc.steps {
+				x := []float64{float64(i)}
+				y, err := p.Evaluate(context.Background(), x)
+				if st.kind == 0 {
+					if err != nil || y != good(x) {
+						t.Fatalf("evaluation %d = %v, %v; want %v", i+1, y, err, good(x))
+					}
+					continue
+				}
+				if KindOf(err) != st.kind {
+					t.Fatalf("evaluation %d: %v, want kind %v", i+1, err, st.kind)
+				}
+				for _, w := range st.want {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("evaluation %d: message lacks %q: %v", i+1, w, err)
+					}
+				}
 			}
 		})
 	}
@@ -363,6 +424,90 @@ func TestParamsAndBadInput(t *testing.T) {
 	}
 }
 
+// typedParams is the Config.Params of the typed tests: x = (lr, layers,
+// index of the activation).
+func typedParams(x []float64) ([]byte, error) {
+	acts := []string{"relu", "tanh"}
+	k := int(x[2])
+	if k < 0 || k >= len(acts) {
+		return nil, errors.New("activation index out of range")
+	}
+	return json.Marshal(map[string]any{"lr": x[0], "layers": int(x[1]), "act": acts[k]})
+}
+
+// TestTypedParams checks that Config.Params and Config.Args reach the
+// plugin in both modes (issue 9: an integer arrives as a JSON integer, a
+// categorical as its label), against the value the fake computes from
+// them, and that a bad hook result is ErrBadInput.
+func TestTypedParams(t *testing.T) {
+	t.Parallel()
+	x := []float64{0.001, 3, 1} // lr, layers, tanh
+	const want = 1000*0.001 + 10*3 + 1
+	indented := func(x []float64) ([]byte, error) {
+		b, err := typedParams(x)
+		if err != nil {
+			return nil, err
+		}
+		var out bytes.Buffer
+		err = json.Indent(&out, b, "", "  ") // several lines: must be compacted
+		return out.Bytes(), err
+	}
+	args := func(x []float64) ([]string, error) {
+		return []string{"--layers=" + strconv.Itoa(int(x[1])), "--act=tanh"}, nil
+	}
+	for _, oneShot := range []bool{false, true} {
+		var stderr syncBuffer
+		p := startFake(t, "typed", Config{
+			OneShot: oneShot, ParamNames: []string{"lr", "layers", "act"},
+			Params: typedParams, Args: args, Stderr: &stderr,
+		})
+		if y, err := p.Evaluate(context.Background(), x); err != nil || y != want {
+			t.Errorf("one-shot %v: Evaluate = %v, %v; want %v", oneShot, y, err, want)
+		}
+		if oneShot {
+			if got := stderr.String(); !strings.Contains(got, `args ["--layers=3" "--act=tanh"] BKB_X "0.001,3,1"`) {
+				t.Errorf("one-shot arguments: stderr %q", got)
+			}
+		}
+		p.cfg.Params = indented
+		if y, err := p.Evaluate(context.Background(), x); err != nil || y != want {
+			t.Errorf("one-shot %v, indented params: Evaluate = %v, %v; want %v", oneShot, y, err, want)
+		}
+		// ParamNames alone sends the categorical as a number: the strict
+		// fake rejects it.
+		p.cfg.Params = nil
+		if _, err := p.Evaluate(context.Background(), x); !errors.Is(err, ErrPluginError) || !strings.Contains(err.Error(), `want lr, layers and act`) {
+			t.Errorf("one-shot %v, untyped params: %v, want the plugin's error", oneShot, err)
+		}
+		bad := []struct {
+			params func([]float64) ([]byte, error)
+			want   string
+		}{
+			{typedParams, "activation index out of range"}, // x below has index 5
+			{func([]float64) ([]byte, error) { return []byte(`[1,2]`), nil }, `"[1,2]", not a JSON object`},
+			{func([]float64) ([]byte, error) { return []byte(`{"a":`), nil }, "invalid JSON"},
+			{func([]float64) ([]byte, error) { return nil, nil }, "invalid JSON"},
+		}
+		for _, b := range bad {
+			p.cfg.Params = b.params
+			_, err := p.Evaluate(context.Background(), []float64{0.001, 3, 5})
+			if !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), b.want) {
+				t.Errorf("one-shot %v: bad params: %v, want ErrBadInput with %q", oneShot, err, b.want)
+			}
+		}
+		if oneShot {
+			p.cfg.Params = typedParams
+			p.cfg.Args = func([]float64) ([]string, error) { return nil, errors.New("no flag for lr") }
+			if _, err := p.Evaluate(context.Background(), x); !errors.Is(err, ErrBadInput) || !strings.Contains(err.Error(), "no flag for lr") {
+				t.Errorf("bad args: %v, want ErrBadInput", err)
+			}
+		}
+		if p.Restarts() != 0 {
+			t.Errorf("one-shot %v: %d restarts", oneShot, p.Restarts())
+		}
+	}
+}
+
 func TestStderrPassThrough(t *testing.T) {
 	t.Parallel()
 	var buf syncBuffer
@@ -432,6 +577,9 @@ func TestOneShot(t *testing.T) {
 		{mode: "fail", x: x, kind: KindCrash, words: []string{"exit status 4", "segmentation fault (not really)"}},
 		{mode: "garbage", x: x, kind: KindGarbage, words: []string{"not a number", "the answer is 42"}},
 		{mode: "empty", x: x, kind: KindGarbage, words: []string{"no output"}},
+		{mode: "ystring", x: x, kind: KindGarbage, words: []string{`"y" is the string "1.5", not a number`}},
+		{mode: "huge", x: x, kind: KindGarbage, words: []string{"last line too long (over 64 KiB)"}},
+		{mode: "huge3", x: x, kind: KindGarbage, words: []string{"last line too long (over 64 KiB)"}},
 		{mode: "hang", x: x, cfg: Config{Timeout: 200 * time.Millisecond}, kind: KindTimeout, words: []string{"timed out after 200ms"}},
 	}
 	for _, tc := range cases {
@@ -459,6 +607,35 @@ func TestOneShot(t *testing.T) {
 	}
 }
 
+// TestRestartable checks what a caller needs to announce restarts (issue 9:
+// one-shot runs printed "restart 1 of 3" on every failed trial): a failing
+// one-shot plugin is not Restartable and never restarts, a long-lived one
+// is and does.
+func TestRestartable(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mode    string
+		oneShot bool
+		want    int // restarts after three failures
+	}{
+		{"fail", true, 0},
+		{"exit1", false, 2},
+	} {
+		p := startFake(t, tc.mode, Config{OneShot: tc.oneShot, MaxRestarts: 5})
+		for i := 0; i < 3; i++ {
+			if _, err := p.Evaluate(context.Background(), []float64{1}); KindOf(err) != KindCrash {
+				t.Fatalf("%s: evaluation %d: %v, want a crash", tc.mode, i+1, err)
+			}
+		}
+		if p.Restartable() == tc.oneShot {
+			t.Errorf("%s, one-shot %v: Restartable() = %v", tc.mode, tc.oneShot, p.Restartable())
+		}
+		if got := p.Restarts(); got != tc.want {
+			t.Errorf("%s, one-shot %v: Restarts() = %d", tc.mode, tc.oneShot, got)
+		}
+	}
+}
+
 func TestRestartAfterExitBetweenEvaluations(t *testing.T) {
 	t.Parallel()
 	p := startFake(t, "exitafter1", Config{})
@@ -482,6 +659,7 @@ func TestRestartAfterExitBetweenEvaluations(t *testing.T) {
 // TestNoGoroutineLeak is not parallel: it runs while the parallel tests are
 // paused, so the goroutine count is stable.
 func TestNoGoroutineLeak(t *testing.T) {
+	initSpawner() // the spawner goroutine lives as long as the process
 	base := runtime.NumGoroutine()
 	cases := []struct {
 		cfg   Config

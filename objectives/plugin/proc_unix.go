@@ -8,13 +8,6 @@ import (
 	"syscall"
 )
 
-// setProcAttr puts the plugin in a process group of its own, so that a
-// terminal's SIGINT reaches only the caller and killGroup can also reach the
-// plugin's own children.
-func setProcAttr(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-}
-
 // killGroup sends SIGKILL to the process group led by cmd's process.
 func killGroup(cmd *exec.Cmd) error {
 	if cmd.Process == nil {

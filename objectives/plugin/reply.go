@@ -21,10 +21,13 @@ type Reply struct {
 
 // ParseReply parses one reply line: a JSON object with an integer "id", and
 // either a numeric "y" or a string "error". Surrounding white space is
-// ignored. "y" may also be a string that strconv.ParseFloat accepts, which
-// is how a plugin sends "NaN", "Inf" or "-Inf"; a number too large for a
-// float64 (1e999) parses as ±Inf. ParseReply does not reject non-finite
-// values: it reports them in Y and leaves the decision to the caller.
+// ignored. "y" may be a string only to carry a non-finite value, which JSON
+// numbers cannot: "NaN", "Inf", "-Inf" (also "+Inf", "Infinity", any case);
+// any other string, even a numeric one like "1.5", is an error, since a
+// plugin that quotes its numbers is more likely broken than meant. A number
+// too large for a float64 (1e999) parses as ±Inf. ParseReply does not reject
+// non-finite values: it reports them in Y and leaves the decision to the
+// caller.
 //
 // A reply must carry "error" (a non-empty string) or "y"; when it carries
 // both, the error wins. Unknown members are ignored. ParseReply never
@@ -97,26 +100,28 @@ func parseID(raw json.RawMessage) (int, error) {
 }
 
 func parseY(raw json.RawMessage) (float64, error) {
-	var s string
 	if raw[0] == '"' {
+		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return 0, fmt.Errorf(`invalid "y": %w`, err)
 		}
-		s = strings.TrimSpace(s)
-	} else {
-		var n json.Number
-		if err := json.Unmarshal(raw, &n); err != nil {
-			return 0, fmt.Errorf(`"y" is not a number: %s`, truncate(string(raw), 40))
+		// Only the spellings of NaN and the infinities may be strings.
+		if y, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil && (math.IsNaN(y) || math.IsInf(y, 0)) {
+			return y, nil
 		}
-		s = n.String()
+		return 0, fmt.Errorf(`"y" is the string %q, not a number: send the value as a JSON number (only "NaN", "Inf" and "-Inf" may be strings)`, truncate(s, 40))
 	}
-	y, err := strconv.ParseFloat(s, 64)
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return 0, fmt.Errorf(`"y" is not a number: %s`, truncate(string(raw), 40))
+	}
+	y, err := strconv.ParseFloat(n.String(), 64)
 	if err != nil {
 		var ne *strconv.NumError
 		if errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange) {
 			return y, nil // ±Inf (or 0 for underflow): a value, not garbage
 		}
-		return 0, fmt.Errorf(`"y" is not a number: %q`, truncate(s, 40))
+		return 0, fmt.Errorf(`"y" is not a number: %q`, truncate(n.String(), 40))
 	}
 	return y, nil
 }

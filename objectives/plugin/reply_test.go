@@ -22,7 +22,8 @@ func TestParseReply(t *testing.T) {
 		{line: `{"id":1,"y":"Inf"}`, want: Reply{ID: 1, HasID: true, Y: inf, HasY: true}},
 		{line: `{"id":1,"y":"-Inf"}`, want: Reply{ID: 1, HasID: true, Y: -inf, HasY: true}},
 		{line: `{"id":1,"y":"+infinity"}`, want: Reply{ID: 1, HasID: true, Y: inf, HasY: true}},
-		{line: `{"id":1,"y":"1.25"}`, want: Reply{ID: 1, HasID: true, Y: 1.25, HasY: true}},
+		{line: `{"id":1,"y":" nan "}`, want: Reply{ID: 1, HasID: true, HasY: true}, nan: true},
+		{line: `{"id":1,"y":"-Infinity"}`, want: Reply{ID: 1, HasID: true, Y: -inf, HasY: true}},
 		{line: `{"id":1,"y":1e999}`, want: Reply{ID: 1, HasID: true, Y: inf, HasY: true}},
 		{line: `{"id":1,"y":-1e999}`, want: Reply{ID: 1, HasID: true, Y: -inf, HasY: true}},
 		{line: `{"id":3,"error":"boom"}`, want: Reply{ID: 3, HasID: true, Error: "boom"}},
@@ -41,7 +42,12 @@ func TestParseReply(t *testing.T) {
 		{line: `{"id":"1","y":1}`, wantErr: `"id" is not a number`},
 		{line: `{"id":1.5,"y":1}`, wantErr: `"id" is not a small integer`},
 		{line: `{"id":1e20,"y":1}`, wantErr: `"id" is not a small integer`},
-		{line: `{"id":1,"y":"abc"}`, wantErr: `"y" is not a number`},
+		{line: `{"id":1,"y":"abc"}`, wantErr: `"y" is the string "abc", not a number`},
+		// A quoted number is a broken plugin, not a value (issue 9).
+		{line: `{"id":1,"y":"1.25"}`, wantErr: `"y" is the string "1.25", not a number: send the value as a JSON number`},
+		{line: `{"y":"1.5"}`, wantErr: `"y" is the string "1.5"`},
+		{line: `{"id":1,"y":"1e999"}`, wantErr: `"y" is the string "1e999"`},
+		{line: `{"id":1,"y":""}`, wantErr: `"y" is the string ""`},
 		{line: `{"id":1,"y":true}`, wantErr: `"y" is not a number`},
 		{line: `{"id":1,"y":[1]}`, wantErr: `"y" is not a number`},
 	}

@@ -1,0 +1,143 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/bkb-go/bkb/objectives"
+	"github.com/bkb-go/bkb/storage"
+	"github.com/bkb-go/bkb/study"
+)
+
+// ParallelConfig is the parallel-workers experiment: a study whose
+// evaluations take Delay each, run with one worker and with Workers
+// workers, for each policy and seed.
+type ParallelConfig struct {
+	Function string        // built-in function, e.g. "hartmann6"
+	Budget   int           // trials per run
+	Delay    time.Duration // time one evaluation takes
+	Workers  int           // workers of the parallel runs
+	Seeds    int           // seeds 1..Seeds
+	Policies []string      // policies of the parallel runs; the sequential run uses the first
+}
+
+// ParallelRun is one run of the experiment.
+type ParallelRun struct {
+	Policy   string
+	Workers  int
+	Seed     uint64
+	Seconds  float64 // wall time
+	PolicyMS float64 // policy time per trial (all workers' asks and tells)
+	Simple   float64 // simple regret at the budget
+	Batch    float64 // average batch size (bbkb), 0 otherwise
+}
+
+// RunParallel runs the experiment, writing a line per run to progress.
+func RunParallel(ctx context.Context, cfg ParallelConfig, progress io.Writer) ([]ParallelRun, error) {
+	f, err := objectives.Lookup(cfg.Function)
+	if err != nil {
+		return nil, err
+	}
+	space, err := study.Box(nil, f.Lower, f.Upper)
+	if err != nil {
+		return nil, err
+	}
+	var runs []ParallelRun
+	for seed := 1; seed <= cfg.Seeds; seed++ {
+		variants := []struct {
+			policy  string
+			workers int
+		}{{cfg.Policies[0], 1}}
+		for _, p := range cfg.Policies {
+			variants = append(variants, struct {
+				policy  string
+				workers int
+			}{p, cfg.Workers})
+		}
+		for _, v := range variants {
+			s, err := study.Create(ctx, storage.NewMemory(), "parallel", study.Config{Space: space, Budget: cfg.Budget, Seed: uint64(seed), Policy: v.policy})
+			if err != nil {
+				return nil, err
+			}
+			start := time.Now()
+			err = s.Run(ctx, func(ctx context.Context, t *study.Trial) (float64, error) {
+				select {
+				case <-time.After(cfg.Delay):
+				case <-ctx.Done():
+					return 0, ctx.Err()
+				}
+				return f.Value(t.X), nil
+			}, study.RunOptions{Workers: v.workers})
+			if err != nil {
+				return nil, err
+			}
+			best, _ := s.Best()
+			info := s.Info()
+			r := ParallelRun{Policy: v.policy, Workers: v.workers, Seed: uint64(seed), Seconds: time.Since(start).Seconds(),
+				PolicyMS: 1e3 * info.PolicySeconds / float64(cfg.Budget), Simple: best.Value - f.MinValue}
+			if b, ok := s.BatchSize(); ok {
+				r.Batch = b
+			}
+			runs = append(runs, r)
+			if progress != nil {
+				fmt.Fprintf(progress, "%s workers=%d seed=%d: %.1f s, policy %.2f ms/trial, simple regret %.3g, batch %.2f\n",
+					r.Policy, r.Workers, r.Seed, r.Seconds, r.PolicyMS, r.Simple, r.Batch)
+			}
+		}
+	}
+	return runs, nil
+}
+
+// ParallelSummary is the median over seeds of one (policy, workers).
+type ParallelSummary struct {
+	Policy                        string
+	Workers                       int
+	Seconds, PolicyMS, Batch      float64
+	SimpleMedian, SimpleQ1, SimQ3 float64
+}
+
+// SummarizeParallel groups runs by (policy, workers).
+func SummarizeParallel(runs []ParallelRun) []ParallelSummary {
+	type key struct {
+		p string
+		w int
+	}
+	groups := map[key][]ParallelRun{}
+	var order []key
+	for _, r := range runs {
+		k := key{r.Policy, r.Workers}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	med := func(v []float64) float64 { sort.Float64s(v); return quantile(v, 0.5) }
+	var out []ParallelSummary
+	for _, k := range order {
+		var secs, ms, batch, simple []float64
+		for _, r := range groups[k] {
+			secs, ms, batch, simple = append(secs, r.Seconds), append(ms, r.PolicyMS), append(batch, r.Batch), append(simple, r.Simple)
+		}
+		sort.Float64s(simple)
+		out = append(out, ParallelSummary{Policy: k.p, Workers: k.w, Seconds: med(secs), PolicyMS: med(ms), Batch: med(batch),
+			SimpleMedian: quantile(simple, 0.5), SimpleQ1: quantile(simple, 0.25), SimQ3: quantile(simple, 0.75)})
+	}
+	return out
+}
+
+// quantile of sorted v by linear interpolation.
+func quantile(v []float64, q float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	pos := q * float64(len(v)-1)
+	i := int(pos)
+	if i+1 >= len(v) {
+		return v[len(v)-1]
+	}
+	return v[i] + (pos-float64(i))*(v[i+1]-v[i])
+}

@@ -1,0 +1,125 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/bkb-go/bkb/bandit"
+	"github.com/bkb-go/bkb/gp"
+	"github.com/bkb-go/bkb/objectives"
+)
+
+// stepProfile runs BKB (incremental resampling) on A Hartmann 6 arms for
+// T steps and times every step (Ask and Tell, with resampling), in units
+// of one read of the A x m embedding at the bandwidth measured in the
+// same process (m after the step). It reports the largest ratio, the
+// 99th percentile and the mean, separately for steps where S changed,
+// and the peak heap against the embedding's size.
+func stepProfile(t *testing.T, a, T int, ls float64, warm int) {
+	bw := MemoryBandwidth(256<<20, 0, 5)
+	f := objectives.Hartmann6()
+	arms, _ := objectives.Uniform(f.Domain(), a, 1)
+	obj, _ := newHartmann6(arms, 1)
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapInuse // the arms and the objective
+	p, err := NewPolicy("bkb", arms, ls, 1, T+10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := p.(bandit.StatsReporter)
+	var all, changed, steady []float64
+	var peak uint64
+	var worst struct {
+		t    int
+		r    float64
+		m, c int
+	}
+	for s := 1; s <= T; s++ {
+		c0 := st.Stats().DictionaryChanges
+		t0 := time.Now()
+		arm, err := p.Ask()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Tell(arm, obj.noiseless(arms.RawRowView(arm))); err != nil {
+			t.Fatal(err)
+		}
+		el := time.Since(t0).Seconds()
+		s1 := st.Stats()
+		pass := float64(a) * float64(s1.DictionarySize) * 8 / bw
+		r := el / pass
+		if s%10 == 0 || s1.DictionaryChanges != c0 {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapInuse)
+		}
+		if s <= warm {
+			continue
+		}
+		all = append(all, r)
+		if s1.DictionaryChanges != c0 {
+			changed = append(changed, r)
+		} else {
+			steady = append(steady, r)
+		}
+		if r > worst.r {
+			worst.t, worst.r, worst.m, worst.c = s, r, s1.DictionarySize, s1.DictionaryChanges-c0
+		}
+	}
+	s1 := st.Stats()
+	emb := float64(a) * float64(s1.DictionarySize) * 8
+	q := func(x []float64, p float64) float64 {
+		if len(x) == 0 {
+			return 0
+		}
+		y := append([]float64(nil), x...)
+		sort.Float64s(y)
+		return y[int(p*float64(len(y)-1))]
+	}
+	mean := func(x []float64) float64 {
+		var s float64
+		for _, v := range x {
+			s += v
+		}
+		return s / float64(max(len(x), 1))
+	}
+	t.Logf("A=%d l=%g steps %d..%d (GOMAXPROCS %d, bandwidth %.1f GB/s): m %d, %d changes in all",
+		a, ls, warm+1, T, runtime.GOMAXPROCS(0), bw/1e9, s1.DictionarySize, s1.DictionaryChanges)
+	t.Logf("  pass ratio, every step: max %.2f (step %d, m %d, %d changes), 99%% %.2f, mean %.2f",
+		worst.r, worst.t, worst.m, worst.c, q(all, 0.99), mean(all))
+	t.Logf("  steps with changes (%d): max %.2f, mean %.2f; steady steps (%d): max %.2f, 99%% %.2f, mean %.2f",
+		len(changed), q(changed, 1), mean(changed), len(steady), q(steady, 1), q(steady, 0.99), mean(steady))
+	nu := p.(*bandit.GP).Posterior().(*gp.DTC).Numerics()
+	t.Logf("  peak heap in use beyond the arms %.0f MB, embedding %.0f MB (x%.2f); numerics %+v",
+		float64(peak-base)/1e6, emb/1e6, float64(peak-base)/emb, nu)
+}
+
+// TestStepPasses is the per-step pass-ratio experiment of issue 13 at
+// A = 100,000 (docs/scaling.md); it runs only with BKB_STEPS=1.
+// BKB_STEPS_A and BKB_STEPS_T override A and T; BKB_STEPS_L the length
+// scale (default: both 0.2, where S grows until t = 1,000, and 0.3).
+func TestStepPasses(t *testing.T) {
+	if os.Getenv("BKB_STEPS") == "" {
+		t.Skip("set BKB_STEPS=1 to run the per-step pass-ratio experiment")
+	}
+	a, T := 100000, 1000
+	if v, err := strconv.Atoi(os.Getenv("BKB_STEPS_A")); err == nil {
+		a = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("BKB_STEPS_T")); err == nil {
+		T = v
+	}
+	ls := []float64{0.2, 0.3}
+	if v, err := strconv.ParseFloat(os.Getenv("BKB_STEPS_L"), 64); err == nil {
+		ls = []float64{v}
+	}
+	for _, l := range ls {
+		t.Run(fmt.Sprintf("A=%d/l=%g", a, l), func(t *testing.T) { stepProfile(t, a, T, l, 20) })
+	}
+}
