@@ -46,7 +46,7 @@ const (
 	DefaultFitEvery = 10
 	// DefaultArmCountV2 is the size of version 2's global space-filling
 	// set when the candidates grow (the refinement does the rest).
-	DefaultArmCountV2 = 1024
+	DefaultArmCountV2 = 512
 )
 
 // Version 2 defaults, chosen by the benchmark of docs/optimizer.md.

@@ -21,7 +21,7 @@ import (
 const (
 	// trustPoints are drawn around the incumbent at the trust region's
 	// radius on every ask.
-	trustPoints = 256
+	trustPoints = 192
 	// probeCenters are the best-UCB points away from the incumbent that get
 	// probePoints trust-region points each, at a fixed radius, so that a
 	// second basin is refined before the incumbent's is exhausted.
@@ -106,6 +106,9 @@ type refiner struct {
 	kern   kernel.Kernel
 	nObs   int // observations in the posterior
 	rs     *rand.Rand
+	gvar   []float64 // scratch: the global set's variances
+	// rowPoint maps the DTC's rows of observed points to the points.
+	rowPoint map[int][]float64
 
 	ada *bandit.AdaBKB
 
@@ -151,7 +154,10 @@ func (r *refiner) fitDue(t int) (due, cold bool) {
 	if r.hp == nil || t >= 2*r.lastFull {
 		return true, true
 	}
-	return r.cfg.FitEvery > 0 && t-r.lastFit >= r.cfg.FitEvery, false
+	// Warm refits every FitEvery observations, or every t/8 once that is
+	// longer: a refit rebuilds the posterior, O((A + t) m^2), so a fixed
+	// period would make the policy's time per trial grow with t.
+	return r.cfg.FitEvery > 0 && t-r.lastFit >= max(r.cfg.FitEvery, t/8), false
 }
 
 // sync brings the model up to the engine's completed evaluations.
@@ -353,21 +359,38 @@ func (r *refiner) rebuild(e *engine) error {
 		if err != nil {
 			return err
 		}
+		if err := g.SetCandidates(r.global); err != nil {
+			return err
+		}
+		// The resampling starts from the previous dictionary's points (the
+		// BKB posterior the study had, under the new kernel), or from all
+		// observed points at the first build: O((A + t) m^2), not the
+		// exact posterior's O((A + t) t^2).
+		prev := map[string]bool{}
+		if r.dtc != nil {
+			for _, row := range r.dtc.Dictionary() {
+				prev[pointKey(r.rowPoint[row])] = true
+			}
+		}
+		rowPoint := map[int][]float64{}
 		rows := make([]int, 0, t)
-		seen := map[int]bool{}
 		for _, o := range e.succ {
-			row, err := g.Observe(e.enc[o.arm*e.e:(o.arm+1)*e.e], r.toldValue(e.reward(o.value)))
+			x := e.enc[o.arm*e.e : (o.arm+1)*e.e]
+			row, err := g.Observe(x, r.toldValue(e.reward(o.value)))
 			if err != nil {
 				return err
 			}
-			if !seen[row] {
-				seen[row] = true
-				rows = append(rows, row)
+			if _, ok := rowPoint[row]; !ok {
+				rowPoint[row] = x
+				if len(prev) == 0 || prev[pointKey(x)] {
+					rows = append(rows, row)
+				}
 			}
 		}
 		if _, _, err := g.SetDictionary(rows); err != nil {
 			return err
 		}
+		r.rowPoint = rowPoint
 		if _, _, err := g.Resample(r.rs, r.cfg.Qbar); err != nil {
 			return err
 		}
@@ -376,6 +399,9 @@ func (r *refiner) rebuild(e *engine) error {
 	}
 	g, err := gp.NewExact(k, e.e, lambda)
 	if err != nil {
+		return err
+	}
+	if err := g.SetCandidates(r.global); err != nil {
 		return err
 	}
 	g.Reserve(max(r.cfg.Budget, t))
@@ -388,13 +414,32 @@ func (r *refiner) rebuild(e *engine) error {
 	return nil
 }
 
+// globalPosterior returns the posterior means and variances (GP scale) of
+// the global set, the posterior's candidates.
+func (r *refiner) globalPosterior() (means, vars []float64) {
+	if r.dtc != nil {
+		means = r.dtc.Means()
+		v := r.dtc.Variances()
+		if len(r.gvar) != len(v) {
+			r.gvar = make([]float64, len(v))
+		}
+		for i, x := range v {
+			r.gvar[i] = r.lambda * x
+		}
+		return means, r.gvar
+	}
+	return r.exact.Means(), r.exact.Variances()
+}
+
 // observe adds one observation to the posterior (BKB: then resamples).
 func (r *refiner) observe(x []float64, y float64) error {
 	if r.dtc != nil {
-		if _, err := r.dtc.Observe(x, y); err != nil {
+		row, err := r.dtc.Observe(x, y)
+		if err != nil {
 			return err
 		}
-		_, _, err := r.dtc.Resample(r.rs, r.cfg.Qbar)
+		r.rowPoint[row] = x
+		_, _, err = r.dtc.Resample(r.rs, r.cfg.Qbar)
 		return err
 	}
 	return r.exact.Observe(x, y)
@@ -438,7 +483,7 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 	for _, a := range e.pendingArms() {
 		avoid = append(avoid, e.enc[a*e.e:(a+1)*e.e])
 	}
-	acq, err := r.acquisition(e, avoid, rng)
+	acq, score, err := r.acquisition(e, avoid, rng)
 	if err != nil {
 		return nil, err
 	}
@@ -451,8 +496,13 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 	var cs []cand
 	add := func(x []float64) { cs = append(cs, cand{x, acq(x)}) }
 	n, _ := r.global.Dims()
+	// The global set's means and variances are kept current by the
+	// posterior (its candidates): O(n m) per observation, not O(n m^2)
+	// per ask.
+	means, vars := r.globalPosterior()
 	for i := 0; i < n; i++ {
-		add(r.global.RawRowView(i))
+		x := r.global.RawRowView(i)
+		cs = append(cs, cand{x, score(x, means[i], vars[i])})
 	}
 	for _, x := range r.pool {
 		add(x)
@@ -650,11 +700,11 @@ func (r *refiner) incumbent(e *engine) []float64 {
 // two points (the variance the GP would have after observing the pending
 // point alone, without noise: a cheap stand-in for GP-BUCB's conditioning
 // on every pending point).
-func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (func(x []float64) float64, error) {
+func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (acq func(x []float64) float64, score func(x []float64, m, v float64) float64, err error) {
 	t := len(e.succ)
 	beta, _, err := r.cfg.betaSchedule()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	nGlobal, _ := r.global.Dims()
 	b := beta.Beta(acquisition.State{T: t, Arms: nGlobal, Lambda: r.lambda, Kappa2: 1})
@@ -671,7 +721,7 @@ func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (fun
 	}
 	thompson := r.cfg.Policy == "thompson" || r.cfg.Policy == "bkb-thompson"
 	diag := func(x []float64) float64 { return kernel.Diag(r.kern, x) }
-	return func(x []float64) float64 {
+	score = func(x []float64, m, v float64) float64 {
 		shrink := 1.0
 		for _, p := range avoid {
 			kxp := r.kern.Eval(x, p)
@@ -681,8 +731,7 @@ func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (fun
 			}
 			shrink *= 1 - rho2
 		}
-		m, v := r.predict(x)
-		sd := math.Sqrt(v * shrink)
+		sd := math.Sqrt(math.Max(v, 0) * shrink)
 		switch {
 		case thompson:
 			return m + sd*rng.NormFloat64()
@@ -694,7 +743,12 @@ func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (fun
 			return (m-bestMean)*normCDF(z) + sd*normPDF(z)
 		}
 		return m + b*sd
-	}, nil
+	}
+	acq = func(x []float64) float64 {
+		m, v := r.predict(x)
+		return score(x, m, v)
+	}
+	return acq, score, nil
 }
 
 func normCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
