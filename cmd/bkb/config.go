@@ -238,6 +238,9 @@ func (c *configFlags) build(fs *pflag.FlagSet, extra []string, external bool) (*
 
 	// Arms.
 	cfg.Arms = study.Arms{Kind: strings.ToLower(c.arms), N: c.n, PerDim: c.perDim, Seed: c.seed}
+	if !fs.Changed("n") {
+		cfg.Arms.N = 0 // the library's default: 1024 arms, or a 512-point global set when candidates grow
+	}
 	if fs.Changed("arms-seed") {
 		cfg.Arms.Seed = c.armsSeed
 	}
