@@ -135,7 +135,10 @@ type RegretRun struct {
 	// Seconds: policy time per trial (total, hyperparameter fits,
 	// candidate growth and scoring), averaged over the run.
 	PolicyMS, FitMS, CandMS float64
-	Wall                    time.Duration
+	// PolicyMSEnd is the policy time per trial over the last tenth of the
+	// run (the cost at t near T, where it is largest).
+	PolicyMSEnd float64
+	Wall        time.Duration
 }
 
 // RunRegret runs one variant on one problem for the largest checkpoint,
@@ -158,7 +161,12 @@ func RunRegret(ctx context.Context, p RegretProblem, v RegretVariant, seed uint6
 	sd := p.NoiseFrac * rng
 	run := RegretRun{Problem: p.Name(), Variant: v.Name, Seed: seed, Checkpoints: checkpoints}
 	best, cum := math.Inf(1), 0.0
+	endFrom := T - max(T/10, 1)
+	var atEnd float64
 	for t := 1; t <= T; t++ {
+		if t == endFrom+1 {
+			atEnd = s.Costs().Policy
+		}
 		tr, err := s.Ask(ctx)
 		if err != nil {
 			return run, err
@@ -179,6 +187,7 @@ func RunRegret(ctx context.Context, p RegretProblem, v RegretVariant, seed uint6
 	}
 	c := s.Costs()
 	run.PolicyMS, run.FitMS, run.CandMS = 1e3*c.Policy/float64(T), 1e3*c.Fit/float64(T), 1e3*c.Candidates/float64(T)
+	run.PolicyMSEnd = 1e3 * (c.Policy - atEnd) / float64(T-endFrom)
 	run.Wall = time.Since(start)
 	return run, nil
 }
@@ -217,21 +226,22 @@ func WriteRegretMarkdown(w io.Writer, runs []RegretRun) error {
 			group[kk] = append(group[kk], r)
 		}
 	}
-	if _, err := fmt.Fprintln(w, "| problem | optimizer | T | seeds | simple regret, median [min, max] | cum. regret, median | policy ms/trial (fit, candidates) |"); err != nil {
+	if _, err := fmt.Fprintln(w, "| problem | optimizer | T | seeds | simple regret, median [min, max] | cum. regret, median | policy ms/trial (fit, candidates) | ms/trial, last tenth |"); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "|---|---|---:|---:|---|---:|---|")
+	fmt.Fprintln(w, "|---|---|---:|---:|---|---:|---|---:|")
 	for _, kk := range keys {
 		rs := group[kk]
-		var simple, cum, pol, fit, cand []float64
+		var simple, cum, pol, fit, cand, end []float64
 		for _, r := range rs {
 			simple = append(simple, r.Simple[kk.k])
 			cum = append(cum, r.Cum[kk.k])
 			pol, fit, cand = append(pol, r.PolicyMS), append(fit, r.FitMS), append(cand, r.CandMS)
+			end = append(end, r.PolicyMSEnd)
 		}
-		_, err := fmt.Fprintf(w, "| %s | %s | %d | %d | %.3g [%.2g, %.2g] | %.4g | %.1f (%.1f, %.1f) |\n", kk.prob, kk.variant,
+		_, err := fmt.Fprintf(w, "| %s | %s | %d | %d | %.3g [%.2g, %.2g] | %.4g | %.1f (%.1f, %.1f) | %.1f |\n", kk.prob, kk.variant,
 			rs[0].Checkpoints[kk.k], len(rs), Median(simple), slices.Min(simple), slices.Max(simple), Median(cum),
-			Median(pol), Median(fit), Median(cand))
+			Median(pol), Median(fit), Median(cand), Median(end))
 		if err != nil {
 			return err
 		}

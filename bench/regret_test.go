@@ -56,7 +56,7 @@ func TestRegretExperiment(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s seed %d: simple %.3g cum %.4g, %.1f ms/trial (fit %.1f, cand %.1f) wall %v", name, s, r.Simple[1], r.Cum[1], r.PolicyMS, r.FitMS, r.CandMS, r.Wall)
+			t.Logf("%s seed %d: simple %.3g cum %.4g, %.1f ms/trial (fit %.1f, cand %.1f; last tenth %.1f) wall %v", name, s, r.Simple[1], r.Cum[1], r.PolicyMS, r.FitMS, r.CandMS, r.PolicyMSEnd, r.Wall)
 			runs = append(runs, r)
 		}
 	}
