@@ -73,7 +73,8 @@ func TestNotStuck(t *testing.T) {
 	}
 }
 
-// BKB_STUCK=1 logs version 1's figures on the same seeds, for comparison.
+// TestStuckVersion1 logs version 1's figures on the same seeds, for
+// comparison (not in -short).
 func TestStuckVersion1(t *testing.T) {
 	if testing.Short() {
 		t.Skip("comparison only")
@@ -85,6 +86,9 @@ func TestStuckVersion1(t *testing.T) {
 	}
 }
 
+// BKB_STUCK=1 counts stuck seeds of version 2 variants (beta 1, 1.5 and
+// the defaults) on the same problem: the experiment that chose beta 2
+// (docs/optimizer.md).
 func TestStuckExperiment(t *testing.T) {
 	if os.Getenv("BKB_STUCK") == "" {
 		t.Skip()
