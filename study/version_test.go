@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/bkb-go/bkb/objectives"
 	"github.com/bkb-go/bkb/storage"
 )
 
@@ -155,5 +156,49 @@ func TestReplayMixed(t *testing.T) {
 	best, _ := live.Best()
 	if best.Value > 0.6 {
 		t.Errorf("best %v after 40 trials (minimum 0)", best.Value)
+	}
+}
+
+// TestUserArmsStayFixed: a grid arm set keeps every suggestion on the grid
+// under version 2's defaults; Candidates grow refines it (asks points off
+// the grid).
+func TestUserArmsStayFixed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := objectives.Branin()
+	sp, err := Box(nil, f.Lower, f.Upper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, grow := range []bool{false, true} {
+		cfg := Config{Space: sp, Arms: Arms{Kind: "grid", PerDim: 12}, Budget: 30, Seed: 2}
+		if grow {
+			cfg.Candidates = CandidatesGrow
+		}
+		s, err := Create(ctx, storage.NewMemory(), "g", cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		grid := map[string]bool{}
+		arms := s.Arms()
+		n, _ := arms.Dims()
+		for i := 0; i < n; i++ {
+			grid[pointKey(arms.RawRowView(i))] = true
+		}
+		off := 0
+		if err := s.Optimize(ctx, func(_ context.Context, tr *Trial) (float64, error) {
+			if !grid[pointKey(tr.X)] {
+				off++
+			}
+			return f.Value(tr.X), nil
+		}, 0); err != nil {
+			t.Fatal(err)
+		}
+		if !grow && off > 0 {
+			t.Errorf("fixed grid: %d of 30 suggestions off the grid", off)
+		}
+		if grow && off == 0 {
+			t.Error("candidates grow: every suggestion on the grid")
+		}
 	}
 }

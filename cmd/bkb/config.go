@@ -108,6 +108,8 @@ type configFlags struct {
 	kernel      string
 	lengthScale float64
 	fitEvery    int
+	candidates  string
+	fit         string
 	lambda      float64
 	qbar        float64
 	beta        string
@@ -141,6 +143,8 @@ func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
 	fs.StringVar(&c.kernel, "kernel", study.DefaultKernel, "kernel: "+strings.Join(study.KernelNames, ", "))
 	fs.Float64Var(&c.lengthScale, "length-scale", study.DefaultLengthScale, "kernel length scale, in units of the box scaled to [0,1]^d")
 	fs.IntVar(&c.fitEvery, "fit-length-scale", 0, "refit the length scale by maximizing the log marginal likelihood every k observations (0: never)")
+	fs.StringVar(&c.candidates, "candidates", "", "fixed (the arm set only) or grow (trust regions and polish around the best points); default grow, fixed for --arms csv and grid (docs/optimizer.md)")
+	fs.StringVar(&c.fit, "fit", "", "hyperparameter fit: ard (per-dimension length scales, signal and noise variance; default for rbf and matern52), scalar (--fit-length-scale) or none")
 	fs.Float64Var(&c.lambda, "lambda", study.DefaultLambda, "noise variance of the GP (the ridge) on the standardized scale; raise it (0.01-0.1) for noisy objectives")
 	fs.Float64Var(&c.qbar, "qbar", study.DefaultQbar, "BKB oversampling parameter")
 	fs.StringVar(&c.beta, "beta", study.DefaultBeta, "UCB exploration: a number, 'srinivas[:delta]', 'bkb-theorem' or 'batch-bkb'")
@@ -157,7 +161,7 @@ func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
 // configFlagNames lists the flags that define a study (ignored on resume).
 var configFlagNames = []string{"objective", "noise", "plugin", "one-shot", "timeout", "max-restarts", "space", "lower", "upper", "names",
 	"arms", "n", "per-dim", "arms-file", "arms-seed", "policy", "kernel", "length-scale", "fit-length-scale", "lambda", "qbar",
-	"beta", "incremental", "seed", "maximize", "minimize", "init", "no-standardize", "max-failures"}
+	"beta", "incremental", "seed", "maximize", "minimize", "init", "no-standardize", "max-failures", "candidates", "fit"}
 
 // build validates the flags and returns the study. extra is the plugin
 // command given after "--", if any. external makes a study with no
@@ -165,7 +169,7 @@ var configFlagNames = []string{"objective", "noise", "plugin", "one-shot", "time
 func (c *configFlags) build(fs *pflag.FlagSet, extra []string, external bool) (*spec, error) {
 	cfg := study.Config{Seed: c.seed, Budget: c.budget, Lambda: c.lambda, Qbar: c.qbar, Beta: c.beta,
 		Incremental: c.incremental, MaxFailures: c.maxFailures, RawValues: c.noStd, FitEvery: c.fitEvery, Init: c.init,
-		Policy: c.policy, Kernel: study.Kernel{Name: c.kernel, LengthScale: c.lengthScale}}
+		Policy: c.policy, Kernel: study.Kernel{Name: c.kernel, LengthScale: c.lengthScale}, Candidates: c.candidates, Fit: c.fit}
 	if c.maximize && c.minimize {
 		return nil, usagef("--maximize and --minimize are exclusive")
 	}
