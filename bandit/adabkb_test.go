@@ -343,3 +343,66 @@ func TestAdaBKBBenchmark(t *testing.T) {
 	}
 	t.Log("median over seeds; simple regret in the function's units against its true optimum" + table.String())
 }
+
+// With a small MaxLeaves the leaf set stays bounded (leaves are retired,
+// and dropped cells compacted away), the leaves stay disjoint cells of the
+// box with their centers, and the policy still finds the optimum.
+func TestAdaBKBBoundedLeaves(t *testing.T) {
+	t.Parallel()
+	best, _ := gridMax(twoD, 2, 1001)
+	p, err := NewAdaBKB(2, AdaBKBOptions{Options: Options{Lambda: 1e-4, GPScale: true, Seed: 3}, F: 1, MaxLeaves: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &funcObj{f: twoD}
+	top := math.Inf(-1)
+	for step := 0; step < 150; step++ {
+		x, err := p.Ask()
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, _ := obj.Evaluate(context.Background(), x)
+		top = math.Max(top, y)
+		if err := p.Tell(x, y); err != nil {
+			t.Fatal(err)
+		}
+		if len(p.leaves) > 40 || len(p.cells) > 2*len(p.leaves)+64+2 {
+			t.Fatalf("step %d: %d leaves, %d cells; want <= 40 leaves and compacted cells", step, len(p.leaves), len(p.cells))
+		}
+		lo, hi := p.Leaves()
+		var vol float64
+		for i := range lo {
+			c := p.cells[p.leaves[i]]
+			v := 1.0
+			for j := range lo[i] {
+				if !(lo[i][j] >= 0 && hi[i][j] <= 1 && lo[i][j] < c.x[j] && c.x[j] < hi[i][j]) {
+					t.Fatalf("step %d: leaf [%v, %v] with center %v is not a cell of the box", step, lo[i], hi[i], c.x)
+				}
+				v *= hi[i][j] - lo[i][j]
+			}
+			vol += v
+			for k := range i {
+				overlap := true
+				for j := range lo[i] {
+					if hi[i][j] <= lo[k][j] || hi[k][j] <= lo[i][j] {
+						overlap = false
+					}
+				}
+				if overlap {
+					t.Fatalf("step %d: leaves %d and %d overlap", step, i, k)
+				}
+			}
+		}
+		if vol > 1+1e-12 {
+			t.Fatalf("step %d: leaves cover volume %v > 1", step, vol)
+		}
+	}
+	s := p.TreeStats()
+	if s.Retired == 0 {
+		t.Fatalf("nothing was retired (%+v): the cap was never reached", s)
+	}
+	if sr := best - top; sr > 1e-2 {
+		t.Errorf("simple regret %.3g with 40 leaves, want <= 1e-2", sr)
+	}
+	t.Logf("tree %+v, simple regret %.2e", s, best-top)
+}
