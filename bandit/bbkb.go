@@ -245,8 +245,10 @@ func (p *BBKB) Posterior() *gp.DTC { return p.dtc }
 // Stats reports the posterior's state.
 func (p *BBKB) Stats() Stats {
 	_, j := p.dtc.Jitter()
+	nu := p.dtc.Numerics()
 	return Stats{Observations: p.dtc.Len(), DictionarySize: p.dtc.DictionarySize(),
-		DictionaryChanges: p.dtc.DictionaryChanges(), SumVariance: p.dtc.EffectiveDimension(), Jitter: j}
+		DictionaryChanges: p.dtc.DictionaryChanges(), SumVariance: p.dtc.EffectiveDimension(), Jitter: j,
+		VarianceClamps: nu.VarianceClamps, RetryJitter: nu.RetryJitter}
 }
 
 // BatchStats reports the batching so far.
