@@ -36,7 +36,40 @@ type Setting struct {
 	Width   float64
 	Seed    uint64
 	Profile Profile
+	// Budget J caps the size of the learners whose dictionary grows with
+	// the stream (ALD, KORS; 0: no cap): they stop adding atoms at J. With
+	// CapAll it also caps the fixed sizes: FOGD's frequencies, NOGD's and
+	// FORKS's budgets B are at most J, and Taylor's degree M is lowered
+	// until binom(M+d, d) <= J. Exact KRR/AWV and DSG are not budgeted
+	// (the first is exact by definition, the second keeps one coefficient
+	// per round by design).
+	Budget int
+	CapAll bool
+	// Center makes every regression learner (but "mean") predict the
+	// running mean of the past targets plus its own prediction, learned on
+	// the residual y_t - mean_t (see Centered). Off in the papers' profiles.
+	Center bool
 }
+
+// capFixed returns min(v, Budget) when every size is capped.
+func (s Setting) capFixed(v int) int {
+	if s.CapAll && s.Budget > 0 && v > s.Budget {
+		return s.Budget
+	}
+	return v
+}
+
+// DefaultBudget is the default dictionary budget J of bkb regress: the
+// size seed 002 gives FOGD and NOGD (D = J = 400).
+const DefaultBudget = 400
+
+// MaxSquareStep is the largest constant step of FOGD and NOGD with the
+// square loss: a step eta on a feature vector of norm 1 (k(x, x) = 1)
+// moves the prediction at x_t by -2 eta (f - y), which overshoots the
+// target when eta > 1/2 and diverges when eta > 1. Seed 002's 10/sqrt(T)
+// exceeds 1/2 for T < 400 (and 2 for T < 25), so the default is
+// min(10/sqrt(T), 1/2).
+const MaxSquareStep = 0.5
 
 // Kernel returns the Gaussian kernel of s.
 func (s Setting) Kernel() kernel.RBF { return kernel.RBF{LengthScale: s.Width} }
@@ -53,8 +86,8 @@ func (s Setting) profile() Profile {
 
 // LearnerNames lists the names Build accepts, in table order.
 var LearnerNames = []string{
-	"krr", "kawv", "pkawv-taylor", "pkrr-taylor", "pkawv-nystrom", "pkrr-nystrom",
-	"aogd-ald", "nons-ald", "forks", "dsg", "fogd", "nogd",
+	"mean", "krr", "kawv", "pkawv-taylor", "pkrr-taylor", "pkawv-nystrom", "pkrr-nystrom",
+	"aogd-ald", "nons-ald", "pros-n-kons", "con-kons", "forks", "dsg", "fogd", "nogd",
 }
 
 // params is a parsed learner spec "name:key=value:key=value".
@@ -174,6 +207,8 @@ func Build(spec string, s Setting) (Learner, error) {
 	sqrtT := math.Sqrt(float64(s.N))
 	var l Learner
 	switch p.name {
+	case "mean":
+		l = &RunningMean{}
 	case "krr", "kawv":
 		lambda, e1 := p.float("lambda", 1)
 		capacity, e2 := p.int("cap", DefaultExactCapacity)
@@ -195,13 +230,16 @@ func Build(spec string, s Setting) (Learner, error) {
 		if p.name == "pkrr-taylor" {
 			mode = KRR
 		}
+		for m > 1 && s.CapAll && s.Budget > 0 && binomial(m+s.Dim, s.Dim) > float64(s.Budget) {
+			m--
+		}
 		l, err = NewPKAWVTaylor(s.Dim, m, width, lambda, mode)
 	case "pkawv-nystrom", "pkrr-nystrom":
 		lambda, e1 := p.float("lambda", 1)
 		mu, e2 := p.float("mu", 1)
 		eps, e3 := p.float("eps", 0.5)
 		beta, e4 := p.float("beta", 1)
-		maxd, e5 := p.int("max", 0)
+		maxd, e5 := p.int("max", s.Budget)
 		if err := firstErr(e1, e2, e3, e4, e5); err != nil {
 			return nil, err
 		}
@@ -225,15 +263,30 @@ func Build(spec string, s Setting) (Learner, error) {
 		mu, e3 := p.float("mu", 1)
 		eta, e4 := p.float("eta", 0)
 		b0, e5 := p.int("b0", AOGDCap(s.Dim, s.N))
-		if err := firstErr(e1, e2, e3, e4, e5); err != nil {
+		maxd, e6 := p.int("max", s.Budget)
+		if err := firstErr(e1, e2, e3, e4, e5, e6); err != nil {
 			return nil, err
 		}
-		cfg := ALDConfig{Kernel: k, Dim: s.Dim, Alpha: alpha, U: u, Mu: mu, Eta: eta, B0: b0}
+		cfg := ALDConfig{Kernel: k, Dim: s.Dim, Alpha: alpha, U: u, Mu: mu, Eta: eta, B0: b0, MaxDictionary: maxd}
 		if p.name == "aogd-ald" {
 			l, err = NewAOGDALD(cfg)
 		} else {
 			l, err = NewNONSALD(cfg)
 		}
+	case "pros-n-kons", "con-kons":
+		// alpha = 5, of the paper's grid {1, 5, 15}: the first Newton step
+		// after a (re)start moves the prediction by -2 (f - y)/alpha, which
+		// overshoots the target for alpha < 2 (PROS-N-KONS restarts at every
+		// dictionary change, so it is always near a start).
+		alpha, e1 := p.float("alpha", 5)
+		gamma, e2 := p.float("gamma", 1)
+		c, e3 := p.float("c", 1)
+		maxd, e4 := p.int("max", s.Budget)
+		if err := firstErr(e1, e2, e3, e4); err != nil {
+			return nil, err
+		}
+		l, err = NewKONS(KONSConfig{Kernel: k, Dim: s.Dim, KORS: KORS{Mu: gamma, Eps: 0.5, Beta: 1}, Alpha: alpha, C: c,
+			Restart: p.name == "pros-n-kons", MaxDictionary: maxd, Seed: seed})
 	case "forks":
 		c := PaperFORKS(k, s.Dim, s.N, seed)
 		if prof == Profile003Blocks {
@@ -249,7 +302,7 @@ func Build(spec string, s Setting) (Learner, error) {
 		}
 		var es [12]error
 		var b int
-		b, es[0] = p.int("b", c.Budget)
+		b, es[0] = p.int("b", s.capFixed(c.Budget))
 		if b != c.Budget {
 			c.Budget, c.Sp, c.Sm, c.Rank = b, b, max(1, b/5), max(1, b/10)
 		}
@@ -293,7 +346,10 @@ func Build(spec string, s Setting) (Learner, error) {
 		case Profile003Blocks:
 			defD, defEta = 4*200/2, 0.2
 		}
-		d, e1 := p.int("d", defD)
+		if loss == Square {
+			defEta = math.Min(defEta, MaxSquareStep)
+		}
+		d, e1 := p.int("d", s.capFixed(defD))
 		eta, e2 := p.float("eta", defEta)
 		if err := firstErr(e1, e2); err != nil {
 			return nil, err
@@ -309,8 +365,11 @@ func Build(spec string, s Setting) (Learner, error) {
 		case Profile003Blocks:
 			defB, defK, defEta = 200, 20, 0.2
 		}
-		b, e1 := p.int("b", defB)
-		rank, e2 := p.int("rank", defK)
+		if loss == Square {
+			defEta = math.Min(defEta, MaxSquareStep)
+		}
+		b, e1 := p.int("b", s.capFixed(defB))
+		rank, e2 := p.int("rank", min(defK, s.capFixed(defB)))
 		eta, e3 := p.float("eta", defEta)
 		if err := firstErr(e1, e2, e3); err != nil {
 			return nil, err
@@ -325,11 +384,52 @@ func Build(spec string, s Setting) (Learner, error) {
 	if err := p.unused(); err != nil {
 		return nil, err
 	}
+	if s.Center && s.Task == Regression && p.name != "mean" {
+		l = &Centered{Learner: l}
+	}
 	if len(p.kv) > 0 {
 		return named{l, spec}, nil
 	}
 	return l, nil
 }
+
+// binomial returns binom(n, k) as a float (no overflow for the sizes here).
+func binomial(n, k int) float64 {
+	r := 1.0
+	for i := 1; i <= k; i++ {
+		r = r * float64(n-k+i) / float64(i)
+	}
+	return r
+}
+
+// RunningMean is the baseline every kernel learner must beat: it predicts
+// the mean of the targets seen so far (0 before the first), and for
+// classification the sign of that mean (the majority label).
+type RunningMean struct {
+	sum float64
+	n   int
+}
+
+// Predict returns the running mean of the past targets.
+func (r *RunningMean) Predict([]float64) float64 {
+	if r.n == 0 {
+		return 0
+	}
+	return r.sum / float64(r.n)
+}
+
+// Learn adds y to the mean.
+func (r *RunningMean) Learn(_ []float64, y float64) error {
+	r.sum += y
+	r.n++
+	return nil
+}
+
+// Size returns 0: the mean stores no dictionary.
+func (r *RunningMean) Size() int { return 0 }
+
+// Name returns "mean".
+func (r *RunningMean) Name() string { return "mean" }
 
 func forksBudget(n int) int {
 	if n > 10000 {
@@ -346,10 +446,49 @@ type named struct {
 
 func (n named) Name() string { return n.name }
 
-// Unwrap returns the learner built by Build without its spec name.
+// Unwrap returns the learner built by Build without its spec name and
+// centering.
 func Unwrap(l Learner) Learner {
 	if n, ok := l.(named); ok {
-		return n.Learner
+		l = n.Learner
+	}
+	if c, ok := l.(*Centered); ok {
+		l = c.Learner
 	}
 	return l
+}
+
+// Centered runs a regression learner on the residuals of the running mean:
+// it predicts m_t + f_t(x_t), where m_t is the mean of y_1..y_{t-1} (0 at
+// t = 1), and teaches the learner y_t - m_t. The mean uses past targets
+// only, so the protocol stays prequential. It gives the learners that have
+// no intercept (all of them: f is in the RKHS of a Gaussian kernel, and the
+// Newton-step learners restart or reset w to 0) the level of the targets
+// for free; without it, FORKS's reset to w = 0 every rho rounds and
+// PROS-N-KONS's restart at every dictionary change predict 0 for targets
+// near 1/2.
+type Centered struct {
+	Learner
+	sum float64
+	n   int
+}
+
+func (c *Centered) mean() float64 {
+	if c.n == 0 {
+		return 0
+	}
+	return c.sum / float64(c.n)
+}
+
+// Predict returns m_t + f_t(x).
+func (c *Centered) Predict(x []float64) float64 { return c.mean() + c.Learner.Predict(x) }
+
+// Learn teaches the learner y - m_t, then adds y to the mean.
+func (c *Centered) Learn(x []float64, y float64) error {
+	if err := c.Learner.Learn(x, y-c.mean()); err != nil {
+		return err
+	}
+	c.sum += y
+	c.n++
+	return nil
 }

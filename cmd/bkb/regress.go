@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,10 +54,11 @@ Flags:
 // regressOptions are the flags of bkb regress.
 type regressOptions struct {
 	data, dataDir, stream, learners, format, profile, targets, progress string
-	orders, n                                                           int
+	task, csvPath                                                       string
+	orders, n, budget                                                   int
 	seed                                                                uint64
 	width, noise                                                        float64
-	raw                                                                 bool
+	raw, center                                                         bool
 }
 
 func regressFlagSet(o *regressOptions, stderr io.Writer) *pflag.FlagSet {
@@ -66,17 +69,21 @@ func regressFlagSet(o *regressOptions, stderr io.Writer) *pflag.FlagSet {
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.data, "data", "elevators", "dataset name (resolved as <data-dir>/<name>.csv.gz) or CSV path (gzip or plain, no header, target last); german for blocks003")
-	fs.StringVar(&o.dataDir, "data-dir", "../shared/data", "directory of the named datasets")
-	fs.StringVar(&o.stream, "stream", "", "stream: empty (the dataset), synthetic:<objective>, sim000 or blocks003[:b=500][:r=10]")
+	fs.StringVar(&o.dataDir, "data-dir", "", "directory of the named datasets (default: ../shared/data, then the copies of elevators and german built into bkb)")
+	fs.StringVar(&o.stream, "stream", "", "stream: empty (the dataset), synthetic:<objective>, synthetic:friedman:d=D, synthetic:gp:d=D, sim000 or blocks003[:b=500][:r=10]")
 	fs.StringVar(&o.learners, "learners", "", `comma-separated learner specs, or "all" (default: the paper's table for the dataset)`)
 	fs.IntVar(&o.orders, "orders", 1, "number of random orders (seeds seed, seed+1, ...); the tables report mean and std")
 	fs.Uint64Var(&o.seed, "seed", 1, "base seed of the orders, the learners' randomness and synthetic streams")
 	fs.IntVar(&o.n, "n", 0, "use only the first n examples of each order (synthetic: number of points, default 2000; sim000: rounds, default 80)")
-	fs.Float64Var(&o.width, "kernel-width", 0, "Gaussian kernel width sigma, exp(-|x-y|^2/(2 sigma^2)) (default: the paper's value for the dataset)")
-	fs.StringVar(&o.profile, "profile", "", "paper defaults to use: 000, 002, 003 or 003-blocks (default: from the dataset)")
+	fs.Float64Var(&o.width, "kernel-width", 0, "Gaussian kernel width sigma, exp(-|x-y|^2/(2 sigma^2)) (default: the paper's value for a named paper dataset, else the median distance between inputs)")
+	fs.StringVar(&o.profile, "profile", "", "paper defaults to use: 000 (targets to [-1, 1]), 002 (targets to [0, 1]), 003 or 003-blocks (default: the paper's for a named paper dataset, else 002 for regression, 003 for classification)")
+	fs.StringVar(&o.task, "task", "auto", "auto (two distinct target values: binary classification, else regression), regression or classification")
+	fs.IntVar(&o.budget, "budget", 0, "dictionary budget J: 0 caps the growing ALD/KORS dictionaries at 400; J > 0 caps every learner's atoms, support vectors or frequencies at J; -1: no cap")
+	fs.StringVar(&o.csvPath, "csv", "", "also write the table as CSV to this file (written on interrupt too, with the learners that finished)")
 	fs.Float64Var(&o.noise, "noise", 0.1, "noise standard deviation of synthetic streams")
 	fs.BoolVar(&o.raw, "raw-features", false, "do not rescale features to [-1, 1]")
-	fs.StringVar(&o.targets, "target-transform", "auto", "auto (exp for elevators, whose stored targets are log Goal), exp or none")
+	fs.BoolVar(&o.center, "center", true, "outside the papers' datasets, regression learners predict the running mean of past targets plus their kernel part")
+	fs.StringVar(&o.targets, "target-transform", "auto", "auto (exp for the named elevators dataset, whose stored targets are log Goal), exp or none")
 	fs.StringVar(&o.format, "format", "table", "output format: table, csv or markdown")
 	fs.StringVar(&o.progress, "progress", "auto", "progress lines on stderr: auto (runs longer than 2 s), lines or none")
 	return fs
@@ -114,19 +121,46 @@ func runRegress(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		cb = prog.update
 	}
 	rows, err := exp.Run(ctx, cb)
+	for _, n := range exp.Notes {
+		fmt.Fprintf(stderr, "regress: %s\n", n)
+	}
+	for _, w := range exp.Warnings {
+		fmt.Fprintf(stderr, "bkb: regress: warning: %s\n", w)
+	}
+	code := exitOK
 	if err != nil {
-		if ctx.Err() != nil {
-			fmt.Fprintln(stderr, "bkb: regress: interrupted")
-			return exitInterrupt
+		switch {
+		case ctx.Err() != nil:
+			fmt.Fprintf(stderr, "bkb: regress: interrupted; %d learner(s) finished every order and are shown\n", len(rows))
+			code = exitInterrupt
+		default:
+			fmt.Fprintf(stderr, "bkb: regress: %v\n", err)
+			code = exitFailure
 		}
-		fmt.Fprintf(stderr, "bkb: regress: %v\n", err)
-		return exitFailure
+		if len(rows) == 0 {
+			return code
+		}
 	}
 	if err := writeRegress(stdout, o.format, exp, rows); err != nil {
 		fmt.Fprintf(stderr, "bkb: regress: %v\n", err)
 		return exitFailure
 	}
-	return exitOK
+	if o.csvPath != "" {
+		if err := writeRegressCSVFile(o.csvPath, exp, rows); err != nil {
+			fmt.Fprintf(stderr, "bkb: regress: %v\n", err)
+			return exitFailure
+		}
+	}
+	return code
+}
+
+// writeRegressCSVFile writes the rows as CSV to path.
+func writeRegressCSVFile(path string, exp *online.Experiment, rows []online.Row) error {
+	var b bytes.Buffer
+	if err := writeRegress(&b, "csv", exp, rows); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
 }
 
 func (o *regressOptions) experiment() (*online.Experiment, error) {
@@ -157,15 +191,20 @@ func (o *regressOptions) experiment() (*online.Experiment, error) {
 	if !(o.noise >= 0) || math.IsInf(o.noise, 0) {
 		return nil, fmt.Errorf("--noise must be finite and >= 0, got %v", o.noise)
 	}
+	switch o.task {
+	case "auto", "regression", "classification":
+	default:
+		return nil, fmt.Errorf("--task must be auto, regression or classification, got %q", o.task)
+	}
+	if o.budget < -1 {
+		return nil, fmt.Errorf("--budget must be -1 (none), 0 (default) or a positive J, got %d", o.budget)
+	}
 	switch online.Profile(o.profile) {
 	case "", online.Profile000, online.Profile002, online.Profile003, online.Profile003Blocks:
 	default:
 		return nil, fmt.Errorf("--profile must be 000, 002, 003 or 003-blocks, got %q", o.profile)
 	}
 	s := o.stream
-	if s != "" && s != "sim000" && !strings.HasPrefix(s, "synthetic:") && s != "blocks003" && !strings.HasPrefix(s, "blocks003:") {
-		return nil, fmt.Errorf("--stream must be synthetic:<objective>, sim000 or blocks003[:b=B][:r=R], got %q", s)
-	}
 	var learners []string
 	switch strings.TrimSpace(o.learners) {
 	case "":
@@ -181,18 +220,17 @@ func (o *regressOptions) experiment() (*online.Experiment, error) {
 	exp := &online.Experiment{
 		Data: o.data, DataDir: o.dataDir, Stream: s, Learners: learners, Orders: o.orders,
 		Seed: o.seed, N: o.n, Width: o.width, Profile: online.Profile(o.profile), Noise: o.noise,
-		RawFeatures: o.raw, TargetTransform: o.targets,
+		RawFeatures: o.raw, TargetTransform: o.targets, Task: o.task, Budget: o.budget, NoCenter: !o.center,
 	}
-	// Check every learner spec before a long run starts.
-	for _, l := range learners {
-		if _, err := online.Build(l, online.Setting{Dim: 2, N: 100, Width: 1}); err != nil {
-			return nil, err
-		}
+	// Check the stream, objective and every learner spec before a long run
+	// starts: these are usage errors (exit 2).
+	if err := exp.Validate(); err != nil {
+		return nil, err
 	}
 	if s == "sim000" || strings.HasPrefix(s, "synthetic:") {
 		return exp, nil
 	}
-	if _, err := online.ResolveData(o.data, o.dataDir); err != nil {
+	if _, err := online.ResolveData(exp.Data, o.dataDir); err != nil {
 		return nil, err
 	}
 	return exp, nil
