@@ -279,17 +279,19 @@ func (ds *Dataset) Scale(fr, tr *Range) {
 type TargetScaling struct {
 	Lo, Hi  float64
 	Clipped int
-	// FenceLo, FenceHi are the outlier fences Q1 - 4 IQR and Q3 + 4 IQR.
+	// FenceLo, FenceHi are the outlier fences Q1 - 10 IQR and Q3 + 10 IQR.
 	FenceLo, FenceHi float64
 }
 
 // OutlierFence is the multiple of the interquartile range beyond the
 // quartiles at which ScaleTargetsRobust treats a target as an outlier (Tukey
-// uses 3 for "far out"; 4 keeps the tails of skewed but clean targets).
-const OutlierFence = 4.0
+// uses 3 for "far out"; 10, about 14 standard deviations for normal
+// targets, keeps the long tails of skewed but clean targets such as
+// elevators' log Goal, whose maximum is 5 IQR above the third quartile).
+const OutlierFence = 10.0
 
 // ScaleTargetsRobust rescales regression targets to r by the min-max map of
-// the targets inside the fences [Q1 - 4 IQR, Q3 + 4 IQR] and clips the
+// the targets inside the fences [Q1 - 10 IQR, Q3 + 10 IQR] and clips the
 // targets outside them to the ends of r. Without outliers it is exactly
 // the min-max scaling of Scale; with one target of 1e6 among values of
 // order 1 it keeps the others spread over r instead of squeezing them to a

@@ -106,16 +106,20 @@ type PaperResult struct {
 
 var paperResults = map[string]map[string]PaperResult{
 	"elevators": {
-		"fogd":     {0.00560, 0.00009, 400, 0.72, "seed 002 Table 3"},
-		"nogd":     {0.00575, 0.00004, 400, 3.97, "seed 002 Table 3"},
-		"aogd-ald": {0.00534, 0.00003, 28, 0.27, "seed 002 Table 3"},
-		"nons-ald": {0.00284, 0.00005, 28, 0.71, "seed 002 Table 3"},
+		"fogd":        {0.00560, 0.00009, 400, 0.72, "seed 002 Table 3"},
+		"nogd":        {0.00575, 0.00004, 400, 3.97, "seed 002 Table 3"},
+		"aogd-ald":    {0.00534, 0.00003, 28, 0.27, "seed 002 Table 3"},
+		"nons-ald":    {0.00284, 0.00005, 28, 0.71, "seed 002 Table 3"},
+		"pros-n-kons": {0.00873, 0.00023, 32, 1.16, "seed 002 Table 3"},
+		"con-kons":    {0.00452, 0.00018, 34, 1.19, "seed 002 Table 3"},
 	},
 	"parkinsons": { // the paper's version has 16 inputs, this one 20: loose comparison
-		"fogd":     {0.05590, 0.00011, 400, 0.26, "seed 002 Table 3 (16 inputs)"},
-		"nogd":     {0.05711, 0.00042, 400, 1.42, "seed 002 Table 3 (16 inputs)"},
-		"aogd-ald": {0.05988, 0.00018, 13, 0.08, "seed 002 Table 3 (16 inputs)"},
-		"nons-ald": {0.05514, 0.00008, 13, 0.14, "seed 002 Table 3 (16 inputs)"},
+		"fogd":        {0.05590, 0.00011, 400, 0.26, "seed 002 Table 3 (16 inputs)"},
+		"nogd":        {0.05711, 0.00042, 400, 1.42, "seed 002 Table 3 (16 inputs)"},
+		"aogd-ald":    {0.05988, 0.00018, 13, 0.08, "seed 002 Table 3 (16 inputs)"},
+		"nons-ald":    {0.05514, 0.00008, 13, 0.14, "seed 002 Table 3 (16 inputs)"},
+		"pros-n-kons": {0.06420, 0.00073, 33, 0.45, "seed 002 Table 3 (16 inputs)"},
+		"con-kons":    {0.05553, 0.00024, 31, 0.46, "seed 002 Table 3 (16 inputs)"},
 	},
 	"german": {
 		"fogd":  {30.915, 0.845, 0, 0.025, "seed 003 Table 1"},
@@ -179,6 +183,9 @@ type Experiment struct {
 	// NoCenter turns off the running-mean centering of the regression
 	// learners outside the papers' datasets (Setting.Center).
 	NoCenter bool
+	// WidthMix runs every learner as a WidthMix over WidthGrid(width):
+	// online width selection inside the pass.
+	WidthMix bool
 
 	// Notes (what was chosen: width, task, target scaling, budget) and
 	// Warnings (degenerate inputs) are filled by Run.
@@ -282,6 +289,9 @@ func ResolveData(data, dir string) (string, error) {
 	if st, err := os.Stat(data); err == nil && !st.IsDir() {
 		return data, nil
 	}
+	if !isNamed(data) {
+		return "", fmt.Errorf("online: dataset %q: no such file", data)
+	}
 	explicit := dir != ""
 	if !explicit {
 		dir = DefaultDataDir
@@ -295,8 +305,8 @@ func ResolveData(data, dir string) (string, error) {
 			return EmbeddedPrefix + data + ".csv.gz", nil
 		}
 	}
-	return "", fmt.Errorf("online: dataset %q: neither a file nor %s (the named datasets live in ../shared/data next to the project, "+
-		"see /work/shared/data/README.md for their origin; elevators and german are built in; give a CSV path with --data FILE)", data, p)
+	return "", fmt.Errorf("online: dataset %q: neither a file nor %s (named datasets are read from ../shared/data, the shared data "+
+		"directory next to the project, or --data-dir; elevators and german are built in; give a CSV path with --data FILE)", data, p)
 }
 
 // isNamed reports whether data is a bare dataset name (not a path to an
@@ -418,6 +428,11 @@ func (e *Experiment) Run(ctx context.Context, progress func(learner string, orde
 		width = med
 		e.notef("kernel width %.4g (median distance of %d sampled inputs after scaling)", width, min(ds.N, 1000))
 	}
+	var widths []float64
+	if e.WidthMix {
+		widths = WidthGrid(width)
+		e.notef("every learner is a mix of experts with widths %.3g, %.3g, %.3g, %.3g, exponentially weighted by their past losses", widths[0], widths[1], widths[2], widths[3])
+	}
 	learners := e.Learners
 	if len(learners) == 0 {
 		learners = def.Learners
@@ -456,7 +471,7 @@ func (e *Experiment) Run(ctx context.Context, progress func(learner string, orde
 				return rows, err
 			}
 			set := Setting{Dim: stream.Dim(), N: stream.Len(), Task: stream.Task(), Width: width, Seed: seed, Profile: prof,
-				Budget: budget, CapAll: capAll, Center: center}
+				Budget: budget, CapAll: capAll, Center: center, Widths: widths}
 			l, err := Build(spec, set)
 			if err != nil {
 				return rows, err
@@ -480,6 +495,9 @@ func (e *Experiment) Run(ctx context.Context, progress func(learner string, orde
 				return rows, err
 			}
 			row.Name(l)
+			if m, ok := inner(l).(*WidthMix); ok {
+				row.Note = m.Chosen()
+			}
 			row.Task, row.N = res.Task, res.N
 			s := res.Score()
 			if res.Task == Classification {
@@ -502,6 +520,17 @@ func (e *Experiment) Run(ctx context.Context, progress func(learner string, orde
 		rows = append(rows, row)
 	}
 	return rows, nil
+}
+
+// inner strips the spec name and centering of a built learner.
+func inner(l Learner) Learner {
+	if n, ok := l.(named); ok {
+		l = n.Learner
+	}
+	if c, ok := l.(*Centered); ok {
+		l = c.Learner
+	}
+	return l
 }
 
 // Name records the learner's display name unless the spec already has
