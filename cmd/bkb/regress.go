@@ -30,23 +30,43 @@ prints the online MSE (regression) or mistake rate in percent
 (classification), the dictionary or feature count and the time per pass,
 next to the paper's figure where the papers report one.
 
-Streams: a CSV dataset (--data, in a random order per --orders, with the
-papers' preprocessing: features to [-1, 1], regression targets to [0, 1]
-(seed 002) or [-1, 1] (seed 000)); synthetic:<objective> (x uniform over the
-objective's box, y = f(x) + noise); sim000 (seed 000's greedy adversary,
-n = 80, d = 5, with the regret against the best kernel predictor); and
-blocks003[:b=500][:r=10] (seed 003's block streams on --data).
+Streams: a CSV dataset (--data: a file, or the name of one of the papers'
+datasets, read from ../shared/data; elevators and german are built in);
+synthetic:friedman:d=D and synthetic:gp:d=D (Friedman's function #1 and a
+GP-prior sample in D dimensions); synthetic:<objective> (x uniform over a
+built-in objective's box, y = f(x) + noise); sim000 (seed 000's greedy
+adversary, n = 80, d = 5, with the regret against the best kernel
+predictor); and blocks003[:b=500][:r=10] (seed 003's block streams on
+--data).
 
-Learners (--learners, comma-separated, or "all"): krr, kawv, pkawv-taylor,
-pkrr-taylor, pkawv-nystrom, pkrr-nystrom, aogd-ald, nons-ald, forks, dsg,
-fogd, nogd, each optionally with parameters "name:key=value:...", e.g.
-pkawv-taylor:m=3, fogd:d=1000:eta=0.01, nons-ald:mu=5, forks:rank=20.
+Defaults. A named paper dataset (elevators, parkinsons, protein, german,
+spambase) gets its paper's width, preprocessing and learners. Anything else
+(a file path, a synthetic stream) gets defaults chosen from the data: the
+kernel width is the median distance between inputs (features scaled to
+[-1, 1]), or selected online with --width-mix; targets are scaled to [0, 1]
+robustly (targets beyond 10 IQR of the quartiles are clipped, and
+reported); the task is binary classification when the targets take two
+integer values (0/1, -1/+1; --task overrides); regression learners predict
+the running mean plus their kernel part; every learner's dictionary is
+capped at --budget. The chosen width, scaling and budget are printed on
+stderr, with warnings for a constant target or a very short stream.
+
+Learners (--learners, comma-separated, or "all"): mean (the running mean,
+the baseline), krr, kawv, pkawv-taylor, pkrr-taylor, pkawv-nystrom,
+pkrr-nystrom, aogd-ald, nons-ald, pros-n-kons, con-kons, forks, dsg, fogd,
+nogd, each optionally with parameters "name:key=value:...", e.g.
+pkawv-taylor:m=3, fogd:d=1000:eta=0.01, nons-ald:mu=5, forks:rank=20,
+con-kons:alpha=1:gamma=5, krr:width=2:lambda=0.1.
+
+On Ctrl-C the learners that finished every order are printed (and written
+with --csv) and bkb exits with 130.
 
 Examples:
   bkb regress --data elevators --orders 10
   bkb regress --data german --learners fogd,nogd,forks --orders 20
+  bkb regress --data mydata.csv --width-mix
+  bkb regress --stream synthetic:friedman:d=16 --n 16000 --budget 200
   bkb regress --stream sim000 --learners all
-  bkb regress --stream synthetic:branin --n 2000 --noise 0.1
 
 Flags:
 `
