@@ -49,9 +49,19 @@ type Setting struct {
 	// running mean of the past targets plus its own prediction, learned on
 	// the residual y_t - mean_t (see Centered). Off in the papers' profiles.
 	Center bool
+	// Lambda is the ridge of krr, kawv and the PKAWV/PKRR learners (0: 1,
+	// seed 000's value).
+	Lambda float64
 	// Widths, when it has more than one entry, makes Build return a
 	// WidthMix of the learner at each width (unless the spec sets width).
 	Widths []float64
+}
+
+func (s Setting) lambda() float64 {
+	if s.Lambda > 0 {
+		return s.Lambda
+	}
+	return 1
 }
 
 // capFixed returns min(v, Budget) when every size is capped.
@@ -232,7 +242,7 @@ func Build(spec string, s Setting) (Learner, error) {
 	case "mean":
 		l = &RunningMean{}
 	case "krr", "kawv":
-		lambda, e1 := p.float("lambda", 1)
+		lambda, e1 := p.float("lambda", s.lambda())
 		capacity, e2 := p.int("cap", DefaultExactCapacity)
 		if err := firstErr(e1, e2); err != nil {
 			return nil, err
@@ -244,7 +254,7 @@ func Build(spec string, s Setting) (Learner, error) {
 		l, err = NewExact(k, s.Dim, lambda, mode, capacity)
 	case "pkawv-taylor", "pkrr-taylor":
 		m, e1 := p.int("m", 2)
-		lambda, e2 := p.float("lambda", 1)
+		lambda, e2 := p.float("lambda", s.lambda())
 		if err := firstErr(e1, e2); err != nil {
 			return nil, err
 		}
@@ -257,8 +267,11 @@ func Build(spec string, s Setting) (Learner, error) {
 		}
 		l, err = NewPKAWVTaylor(s.Dim, m, width, lambda, mode)
 	case "pkawv-nystrom", "pkrr-nystrom":
-		lambda, e1 := p.float("lambda", 1)
-		mu, e2 := p.float("mu", 1)
+		lambda, e1 := p.float("lambda", s.lambda())
+		// KORS's accuracy mu defaults to the ridge lambda (seed 000 sets
+		// both to 1): the projection error of a mu-accurate dictionary is
+		// of order mu, negligible against lambda only when mu <= lambda.
+		mu, e2 := p.float("mu", lambda)
 		eps, e3 := p.float("eps", 0.5)
 		beta, e4 := p.float("beta", 1)
 		maxd, e5 := p.int("max", s.Budget)
