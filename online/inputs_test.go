@@ -125,3 +125,27 @@ func TestResolveDataBuiltIn(t *testing.T) {
 		t.Error("an explicit data directory without the file fell back to the built-in copy")
 	}
 }
+
+// TestGenericDefaultsBeatTheMean runs the generic defaults (median width,
+// budget, centering, lambda 0.1) on short Friedman and GP-prior streams of
+// dimension 8 and 24: every default learner must beat the running mean.
+// The full-size version of this check is the table in docs/online.md.
+func TestGenericDefaultsBeatTheMean(t *testing.T) {
+	t.Parallel()
+	for _, stream := range []string{"synthetic:friedman:d=8", "synthetic:gp:d=24"} {
+		e := &Experiment{Stream: stream, N: 800, Noise: 0.1, Seed: 3}
+		rows, err := e.Run(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != len(GenericRegressionLearners) || rows[0].Learner != "mean" {
+			t.Fatalf("%s: rows %v", stream, rows)
+		}
+		mean := rows[0].Score
+		for _, r := range rows[1:] {
+			if !(r.Score < mean) {
+				t.Errorf("%s: %s MSE %.5f, running mean %.5f", stream, r.Learner, r.Score, mean)
+			}
+		}
+	}
+}
