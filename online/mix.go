@@ -27,6 +27,7 @@ import (
 type WidthMix struct {
 	experts []Learner
 	widths  []float64
+	lambdas []float64 // the experts' ridges, when the mix is also over lambda
 	loss    []float64
 	eta     float64
 	task    Task
@@ -101,6 +102,9 @@ func (m *WidthMix) Size() int {
 
 // Name returns the expert's name with the grid size.
 func (m *WidthMix) Name() string {
+	if len(m.lambdas) > 0 {
+		return fmt.Sprintf("%s(mix of %d widths x lambdas)", m.experts[0].Name(), len(m.experts))
+	}
 	return fmt.Sprintf("%s(mix of %d widths)", m.experts[0].Name(), len(m.experts))
 }
 
@@ -114,7 +118,14 @@ func (m *WidthMix) Chosen() string {
 		if p > m.p[best] {
 			best = i
 		}
-		fmt.Fprintf(&b, " %s:%.2f", strconv.FormatFloat(m.widths[i], 'g', 3, 64), p)
+		fmt.Fprintf(&b, " %s", strconv.FormatFloat(m.widths[i], 'g', 3, 64))
+		if len(m.lambdas) > 0 {
+			fmt.Fprintf(&b, "/%g", m.lambdas[i])
+		}
+		fmt.Fprintf(&b, ":%.2f", p)
+	}
+	if len(m.lambdas) > 0 {
+		return fmt.Sprintf("width %.3g, lambda %g (p%s)", m.widths[best], m.lambdas[best], b.String())
 	}
 	return fmt.Sprintf("width %.3g (p%s)", m.widths[best], b.String())
 }
