@@ -102,7 +102,7 @@ func regressFlagSet(o *regressOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.StringVar(&o.csvPath, "csv", "", "also write the table as CSV to this file (written on interrupt too, with the learners that finished)")
 	fs.Float64Var(&o.noise, "noise", 0.1, "noise standard deviation of synthetic streams")
 	fs.BoolVar(&o.raw, "raw-features", false, "do not rescale features to [-1, 1]")
-	fs.BoolVar(&o.mix, "width-mix", false, "select the kernel width online: every learner becomes an exponentially weighted mix of experts at width w/4, w/2, w, 2w (w: --kernel-width or the default), 4 times the cost")
+	fs.BoolVar(&o.mix, "width-mix", false, "select the kernel width online: every learner becomes an exponentially weighted mix of experts at width w/4, w/2, w, 2w (w: --kernel-width or the default), 4 times the cost; krr, kawv, pkawv-*, pkrr-* also mix lambda in {0.01, 0.1} (8 times)")
 	fs.BoolVar(&o.center, "center", true, "outside the papers' datasets, regression learners predict the running mean of past targets plus their kernel part")
 	fs.StringVar(&o.targets, "target-transform", "auto", "auto (exp for the named elevators dataset, whose stored targets are log Goal), exp or none")
 	fs.StringVar(&o.format, "format", "table", "output format: table, csv or markdown")
