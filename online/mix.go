@@ -11,19 +11,24 @@ import (
 // of a grid, all on the same stream, and predicts the exponentially
 // weighted average of their predictions,
 //
-//	yhat_t = sum_i p_{t,i} f_{t,i}(x_t),  p_{t,i} ∝ exp(-eta L_{t-1,i}),
+//	yhat_t = sum_i p_{t,i} f_{t,i}(x_t),  p_{t,i} ∝ exp(-eta_t L_{t-1,i}),
 //
 // where L_{t-1,i} is expert i's cumulative loss on the rounds before t
-// (Vovk's aggregating algorithm / exponentially weighted forecaster,
-// Cesa-Bianchi and Lugosi 2006, Section 3.3). The weights use only past
-// targets, so the prequential score of the mix is honest: no width is
-// chosen with hindsight. For the square loss with predictions and targets
-// in an interval of length B the loss is 1/(2B^2)-exp-concave, and with
-// eta = 1/(2B^2) the mix's cumulative loss is at most the best expert's
-// plus (ln K)/eta (Prop. 3.1 there); regression uses B = 1 (targets in
-// [0, 1]; centered learners predict residuals of about that range). For
-// classification the loss is the hinge loss and eta = sqrt(8 ln K / T)
-// (Theorem 2.2 there, losses scaled to [0, 1] by clipping at 2).
+// (the exponentially weighted forecaster, Cesa-Bianchi and Lugosi 2006,
+// Section 3.3). The weights use only past targets, so the prequential
+// score of the mix is honest: no width is chosen with hindsight.
+//
+// Regression: the square loss with predictions and targets in an interval
+// of length 1 is 1/2-exp-concave, and eta = 1/2 guarantees a cumulative
+// loss at most the best expert's plus 2 ln K (Prop. 3.1 there). That
+// constant cannot separate experts whose cumulative losses differ by less
+// than about 2, which at MSE 0.002 over 2000 rounds is a 50% gap, so the
+// mix uses eta_t = max(1/2, 1/(2 s2_t)) with s2_t the best expert's
+// running MSE: Bayesian model averaging under a Gaussian likelihood with
+// that noise variance, which concentrates on the best width as evidence
+// accrues (the guarantee above is then no longer a theorem; the test
+// checks it empirically). Classification uses the hinge loss clipped to
+// [0, 2], halved, and eta = sqrt(8 ln K / T)/2 (Theorem 2.2 there).
 type WidthMix struct {
 	experts []Learner
 	widths  []float64
@@ -31,6 +36,7 @@ type WidthMix struct {
 	loss    []float64
 	eta     float64
 	task    Task
+	t       int // rounds learned
 	f, p    []float64
 }
 
@@ -54,9 +60,19 @@ func (m *WidthMix) weights() {
 	for _, l := range m.loss {
 		lo = math.Min(lo, l)
 	}
+	eta := m.eta
+	if m.task == Regression && m.t > 0 {
+		// Bayesian model averaging with a Gaussian likelihood whose noise
+		// variance is the best expert's running MSE: eta_t = 1/(2 s2_t).
+		// The exp-concavity value 1/2 cannot tell apart experts whose
+		// cumulative losses differ by less than about 2 (a 20% MSE gap
+		// over 2000 rounds at MSE 0.005); s2_t <= 1 keeps eta_t >= 1/2.
+		s2 := math.Max(math.Min(lo/float64(m.t), 1), 1e-6)
+		eta = math.Max(eta, 1/(2*s2))
+	}
 	var s float64
 	for i, l := range m.loss {
-		m.p[i] = math.Exp(-m.eta * (l - lo))
+		m.p[i] = math.Exp(-eta * (l - lo))
 		s += m.p[i]
 	}
 	for i := range m.p {
@@ -87,6 +103,7 @@ func (m *WidthMix) Learn(x []float64, y float64) error {
 			return err
 		}
 	}
+	m.t++
 	return nil
 }
 
