@@ -420,7 +420,7 @@ var ridgeLearners = map[string]bool{"krr": true, "kawv": true, "pkrr-taylor": tr
 
 // MixLambdas are the ridges a WidthMix of a ridge learner (krr, kawv,
 // PKAWV/PKRR) mixes over, with each width, unless the spec sets lambda:
-// exact KRR tuned in hindsight picked 0.01 or 0.1 on 10 of the 12 streams
+// exact KRR tuned in hindsight picked 0.01 or 0.1 on 11 of the 12 streams
 // of docs/online.md.
 var MixLambdas = []float64{0.01, 0.1}
 
