@@ -1,6 +1,7 @@
 package online
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -146,6 +147,46 @@ func TestGenericDefaultsBeatTheMean(t *testing.T) {
 			if !(r.Score < mean) {
 				t.Errorf("%s: %s MSE %.5f, running mean %.5f", stream, r.Learner, r.Score, mean)
 			}
+		}
+	}
+}
+
+// BenchmarkBudgetedPass times one prequential pass of each generic default
+// learner at the default budget J = 400 over 4000 and 16000 points of
+// Friedman's function in 16 dimensions (median width): the pass should
+// grow about linearly in n once the dictionaries are full. Run with
+//
+//	go test ./online -run '^$' -bench BudgetedPass -benchtime 1x
+func BenchmarkBudgetedPass(b *testing.B) {
+	spec, _, err := ParseSyntheticSpec("friedman:d=16")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{4000, 16000} {
+		ds, err := spec.Generate(n, 0.1, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ds.Scale(&FeatureRange, nil)
+		ds.ScaleTargetsRobust(UnitRange)
+		width := ds.MedianDistance(1000, 1)
+		for _, name := range GenericRegressionLearners {
+			b.Run(fmt.Sprintf("n=%d/%s", n, name), func(b *testing.B) {
+				var res Result
+				for i := 0; i < b.N; i++ {
+					l, err := Build(name, Setting{Dim: ds.D, N: n, Width: width, Seed: 1, Budget: DefaultBudget,
+						Center: true, Lambda: GenericLambda})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if res, err = Prequential(b.Context(), l, NewDatasetStream(ds, 1), nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(res.MSE(), "mse")
+				b.ReportMetric(float64(res.Size), "size")
+				b.ReportMetric(res.CPU.Seconds(), "cpu-s/pass")
+			})
 		}
 	}
 }
