@@ -24,6 +24,9 @@ type Dataset struct {
 	Y    []float64
 	N, D int
 	Task Task
+	// Header holds the column names when the file's first line was not
+	// numeric (nil otherwise).
+	Header []string
 	// Labels are the two original target values mapped to -1 and +1 when a
 	// file with exactly two distinct targets (0/1, 1/2, -1/+1, ...) was read
 	// as a classification dataset; SetTask(Regression) restores them.
@@ -68,7 +71,8 @@ func LoadCSV(path string) (*Dataset, error) {
 }
 
 // ReadCSV parses the CSV format of LoadCSV from r. Blank lines are skipped;
-// a trailing comma on a line is ignored.
+// a trailing comma on a line is ignored; a first line in which no field
+// parses as a number is taken as a header (Dataset.Header).
 func ReadCSV(r io.Reader, name string) (*Dataset, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<16), 1<<24)
@@ -93,10 +97,20 @@ func ReadCSV(r io.Reader, name string) (*Dataset, error) {
 			fields = append(fields, b[:i])
 			b = b[i+1:]
 		}
+		if cols < 0 && ds.Header == nil && !anyNumeric(fields) {
+			// A first line without a single number is a header.
+			for _, f := range fields {
+				ds.Header = append(ds.Header, string(bytes.TrimSpace(f)))
+			}
+			continue
+		}
 		if cols < 0 {
 			cols = len(fields)
 			if cols < 2 {
 				return nil, fmt.Errorf("line %d: need at least 2 columns, got %d", line, cols)
+			}
+			if ds.Header != nil && len(ds.Header) != cols {
+				return nil, fmt.Errorf("line %d: %d columns, the header has %d", line, cols, len(ds.Header))
 			}
 		} else if len(fields) != cols {
 			return nil, fmt.Errorf("line %d: %d columns, want %d", line, len(fields), cols)
@@ -133,6 +147,16 @@ func ReadCSV(r io.Reader, name string) (*Dataset, error) {
 		}
 	}
 	return ds, nil
+}
+
+// anyNumeric reports whether some field parses as a float.
+func anyNumeric(fields [][]byte) bool {
+	for _, f := range fields {
+		if _, err := strconv.ParseFloat(string(bytes.TrimSpace(f)), 64); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // twoValues reports whether y takes exactly two distinct values lo < hi.

@@ -321,6 +321,16 @@ func ResolveData(data, dir string) (string, error) {
 		"directory next to the project, or --data-dir; elevators and german are built in; give a CSV path with --data FILE)", data, p)
 }
 
+// DataError is a dataset that cannot be read or used (a malformed CSV, a
+// task its targets do not allow): the user's input, not a failure of the
+// run, so bkb regress exits with the usage code.
+type DataError struct{ Err error }
+
+func (e *DataError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *DataError) Unwrap() error { return e.Err }
+
 // isNamed reports whether data is a bare dataset name (not a path to an
 // existing file), the only case where the papers' defaults apply.
 func isNamed(data string) bool {
@@ -608,7 +618,10 @@ func (e *Experiment) loadDataset(def *DatasetDefaults, paper bool) (*Dataset, er
 	}
 	ds, err := openDataset(path)
 	if err != nil {
-		return nil, err
+		return nil, &DataError{err}
+	}
+	if ds.Header != nil {
+		e.notef("dataset %s: first line taken as a header (%d columns)", ds.Name, len(ds.Header))
 	}
 	switch e.Task {
 	case "", "auto":
@@ -621,7 +634,7 @@ func (e *Experiment) loadDataset(def *DatasetDefaults, paper bool) (*Dataset, er
 			return nil, err
 		}
 		if err := ds.SetTask(t); err != nil {
-			return nil, err
+			return nil, &DataError{err}
 		}
 	}
 	if !paper && ds.Task == Classification {

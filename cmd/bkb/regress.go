@@ -150,10 +150,14 @@ func runRegress(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	code := exitOK
 	if err != nil {
+		var de *online.DataError
 		switch {
 		case ctx.Err() != nil:
 			fmt.Fprintf(stderr, "bkb: regress: interrupted; %d learner(s) finished every order and are shown\n", len(rows))
 			code = exitInterrupt
+		case errors.As(err, &de):
+			fmt.Fprintf(stderr, "bkb: regress: %v\n", err)
+			return exitUsage
 		default:
 			fmt.Fprintf(stderr, "bkb: regress: %v\n", err)
 			code = exitFailure

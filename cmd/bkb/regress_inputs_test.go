@@ -226,8 +226,14 @@ func TestRegressBuiltInData(t *testing.T) {
 }
 
 // TestRegressUnknownNamesAreUsageErrors: an unknown synthetic function or
-// learner is a usage error (exit 2), as docs/cli.md says.
+// learner, a malformed CSV or a task the targets do not allow is a usage
+// error (exit 2), as docs/cli.md says.
 func TestRegressUnknownNamesAreUsageErrors(t *testing.T) {
+	malformed := writeRegressCSV(t, "bad.csv", 20, func(int, float64, float64) float64 { return 1 })
+	if err := os.WriteFile(malformed, []byte("1,2,3\n4,5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	threeValues := writeRegressCSV(t, "three.csv", 30, func(i int, _, _ float64) float64 { return float64(i % 3) })
 	for _, args := range [][]string{
 		{"--stream", "synthetic:nosuchfunction"},
 		{"--stream", "synthetic:friedman:d=3"},
@@ -235,6 +241,8 @@ func TestRegressUnknownNamesAreUsageErrors(t *testing.T) {
 		{"--stream", "synthetic:branin", "--learners", "nosuchlearner"},
 		{"--stream", "synthetic:branin", "--task", "ranking"},
 		{"--stream", "synthetic:branin", "--budget", "-5"},
+		{"--data", malformed},
+		{"--data", threeValues, "--task", "classification"},
 	} {
 		if code, _, errs := runRegressArgs(t, args...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d: %s", args, code, exitUsage, errs)
