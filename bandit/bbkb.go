@@ -124,9 +124,11 @@ type toldObs struct {
 // warm start) are kept until the batch update when a batch is in
 // progress, and otherwise observed at once, with a resample, as BKB does.
 //
-// Cost: the batch start embeds the observed arms in the current
-// dictionary and factors V, O(n m^2 + m^3) for n distinct observed arms;
-// every arm chosen costs an O(A) scan plus, for each arm whose variance is
+// Cost: the first fantasy after a dictionary change embeds the observed
+// arms in the new dictionary and factors V, O(n m^2 + m^3) for n distinct
+// observed arms; while the dictionary stays the same V's factor is updated
+// by one O(m^2) rank-one update per observation and the embeddings are
+// kept. Every arm chosen costs an O(A) scan plus, for each arm whose variance is
 // recomputed, O(m^2) once per batch for its embedding and O(m b) for the
 // b fantasies so far; each observation costs O(A m) in the DTC.
 //
@@ -150,22 +152,28 @@ type BBKB struct {
 	extra  []toldObs // told arms not in the batch, applied at the update
 
 	// Fantasy state, valid while a batch is in progress.
-	beta   float64
-	means  []float64 // frozen posterior mean (aliases the DTC)
-	var0   []float64 // stale variances at the batch start
-	cur    []float64 // fantasized variance, as of ver
-	ucb    []float64 // UCB from cur; -Inf for excluded arms
-	ver    []int     // number of fantasies cur includes
-	ny     *gp.Nystrom
-	m      int
-	emb    []float64 // n x m embeddings, valid where embID == batchID
-	embID  []int
-	vf     chol.Factor
-	vbuf   []float64
-	g      []float64 // fantasy k: V_k^{-1} z_{c_k}, row-major k x m
-	dd     []float64 // 1 + z_{c_k}^T V_k^{-1} z_{c_k}
-	work   []float64
-	batchN int // batch id for the embedding cache
+	beta  float64
+	means []float64 // frozen posterior mean (aliases the DTC)
+	var0  []float64 // stale variances at the batch start
+	cur   []float64 // fantasized variance, as of ver
+	ucb   []float64 // UCB from cur; -Inf for excluded arms
+	ver   []int     // number of fantasies cur includes
+	ny    *gp.Nystrom
+	m     int
+	emb   []float64 // n x m embeddings, valid where embID == basis
+	embID []int
+	vf    chol.Factor // V = lambda I + sum_i count_i z_i z_i^T in the basis
+	vbuf  []float64
+	g     []float64 // fantasy k: V_k^{-1} z_{c_k}, row-major k x m
+	dd    []float64 // 1 + z_{c_k}^T V_k^{-1} z_{c_k}
+	work  []float64
+	// The basis (Nystrom on S), the embedding cache and V's factor persist
+	// across batches while S does not change: built says they are current,
+	// basis numbers them for the cache, and changes is the DTC's
+	// DictionaryChanges() when they were built.
+	built   bool
+	basis   int
+	changes int
 
 	logdet float64
 	stats  BatchStats
@@ -237,8 +245,10 @@ func (p *BBKB) Posterior() *gp.DTC { return p.dtc }
 // Stats reports the posterior's state.
 func (p *BBKB) Stats() Stats {
 	_, j := p.dtc.Jitter()
+	nu := p.dtc.Numerics()
 	return Stats{Observations: p.dtc.Len(), DictionarySize: p.dtc.DictionarySize(),
-		DictionaryChanges: p.dtc.DictionaryChanges(), SumVariance: p.dtc.EffectiveDimension(), Jitter: j}
+		DictionaryChanges: p.dtc.DictionaryChanges(), SumVariance: p.dtc.EffectiveDimension(), Jitter: j,
+		VarianceClamps: nu.VarianceClamps, RetryJitter: nu.RetryJitter}
 }
 
 // BatchStats reports the batching so far.
@@ -283,12 +293,10 @@ func (p *BBKB) batchBeta() float64 {
 	return b
 }
 
-// startBatch freezes the mean, takes the stale variances and builds the
-// fantasy state: the Nystrom embedding on the current dictionary and the
-// factor of V = lambda I + sum_i count_i z_i z_i^T in that basis (any
-// basis gives the same variances; bkb.md).
-func (p *BBKB) startBatch() error {
-	p.batchN++
+// startBatch freezes the mean and takes the stale variances. The fantasy
+// state is built on the first fantasy (ensureBasis): a batch closed after
+// one arm needs none.
+func (p *BBKB) startBatch() {
 	p.beta = p.batchBeta()
 	p.means = p.dtc.Means()
 	copy(p.var0, p.dtc.Variances())
@@ -299,6 +307,20 @@ func (p *BBKB) startBatch() error {
 	}
 	p.g, p.dd = p.g[:0], p.dd[:0]
 	p.ratio = 1
+}
+
+// ensureBasis builds, unless current, the fantasy state: the Nystrom
+// embedding on the current dictionary and the factor of
+// V = lambda I + sum_i count_i z_i z_i^T in that basis (any basis gives the
+// same variances; bkb.md). O(m^3 + n m^2) for n distinct observed arms;
+// while S does not change the factor is kept current by rank-one updates
+// instead (observe).
+func (p *BBKB) ensureBasis() error {
+	if p.built {
+		return nil
+	}
+	p.basis++
+	p.changes = p.dtc.DictionaryChanges()
 	p.ny.Reset()
 	for _, r := range p.dtc.Dictionary() {
 		p.ny.Add(p.arms.RawRowView(r), nil)
@@ -324,6 +346,7 @@ func (p *BBKB) startBatch() error {
 	}
 	if m == 0 {
 		p.vf.Reset()
+		p.built = true
 		return nil
 	}
 	for i := 0; i < p.n; i++ {
@@ -342,7 +365,21 @@ func (p *BBKB) startBatch() error {
 		}
 	}
 	if err := p.vf.Factorize(v, m, m); err != nil {
-		return fmt.Errorf("bandit: BBKB batch start, V of order %d: %w", m, err)
+		return fmt.Errorf("bandit: BBKB fantasy state, V of order %d: %w", m, err)
+	}
+	p.built = true
+	return nil
+}
+
+// observe adds an observation to the DTC and, while the fantasy state is
+// current, to V's factor (rank-one update, O(m^2)).
+func (p *BBKB) observe(arm int, y float64) error {
+	if err := p.dtc.ObserveCandidate(arm, y); err != nil {
+		return fmt.Errorf("bandit: arm %d: %w", arm, err)
+	}
+	if p.built && p.m > 0 {
+		p.work = append(p.work[:0], p.embed(arm)...)
+		p.vf.RankOneUpdate(p.work)
 	}
 	return nil
 }
@@ -350,9 +387,9 @@ func (p *BBKB) startBatch() error {
 // embed returns z(x_i) in the batch's basis, computing it once per batch.
 func (p *BBKB) embed(i int) []float64 {
 	z := p.emb[i*p.m : (i+1)*p.m]
-	if p.embID[i] != p.batchN {
+	if p.embID[i] != p.basis {
 		p.ny.Embed(z, p.arms.RawRowView(i))
-		p.embID[i] = p.batchN
+		p.embID[i] = p.basis
 	}
 	return z
 }
@@ -361,10 +398,13 @@ func (p *BBKB) embed(i int) []float64 {
 // g_k = V_k^{-1} z_c = V_0^{-1} z_c - sum_{j<k} g_j (g_j.z_c)/dd_j and
 // dd_k = 1 + z_c.g_k, every variance drops by (z(x).g_k)^2/dd_k
 // (Sherman-Morrison; the paper's rank-one update of Alg. 1).
-func (p *BBKB) fantasize(c int) {
+func (p *BBKB) fantasize(c int) error {
+	if err := p.ensureBasis(); err != nil {
+		return err
+	}
 	m := p.m
 	if m == 0 {
-		return
+		return nil
 	}
 	z := p.embed(c)
 	k := len(p.dd)
@@ -379,6 +419,7 @@ func (p *BBKB) fantasize(c int) {
 		}
 	}
 	p.dd = append(p.dd, 1+dotv(z, gk))
+	return nil
 }
 
 // refresh recomputes arm i's fantasized variance and UCB from scratch
@@ -434,14 +475,16 @@ func (p *BBKB) selectArm() int {
 
 // afterChoice applies the fantasy of arm c and, as the paper's lazy rule
 // does, refreshes the arms whose stale UCB is still at least c's new UCB.
-func (p *BBKB) afterChoice(c int) {
-	p.fantasize(c)
+func (p *BBKB) afterChoice(c int) error {
+	if err := p.fantasize(c); err != nil {
+		return err
+	}
 	p.stats.Chosen++
 	if p.opt.BruteForce || p.m == 0 {
 		if p.opt.Distinct {
 			p.ucb[c] = math.Inf(-1)
 		}
-		return
+		return nil
 	}
 	p.refresh(c)
 	uc := p.means[c] + p.beta*math.Sqrt(p.cur[c])
@@ -454,6 +497,7 @@ func (p *BBKB) afterChoice(c int) {
 			p.refresh(i)
 		}
 	}
+	return nil
 }
 
 // Ask returns the next arm of the current batch, opening a new batch when
@@ -466,9 +510,7 @@ func (p *BBKB) Ask() (int, error) {
 	}
 	var arm int
 	if len(p.batch) == 0 {
-		if err := p.startBatch(); err != nil {
-			return -1, err
-		}
+		p.startBatch()
 		if p.dtc.Len() == 0 {
 			arm = p.rng.IntN(p.n)
 		} else {
@@ -498,8 +540,8 @@ func (p *BBKB) Ask() (int, error) {
 	p.ratio += p.var0[arm]
 	if p.ratio > p.opt.Ratio || (p.opt.MaxBatch > 0 && len(p.batch) >= p.opt.MaxBatch) {
 		p.closed = true
-	} else {
-		p.afterChoice(arm)
+	} else if err := p.afterChoice(arm); err != nil {
+		return -1, err
 	}
 	return arm, nil
 }
@@ -525,8 +567,8 @@ func (p *BBKB) Tell(arm int, y float64) error {
 		return nil
 	default:
 		p.logdet += math.Log1p(p.dtc.Variances()[arm])
-		if err := p.dtc.ObserveCandidate(arm, y); err != nil {
-			return fmt.Errorf("bandit: arm %d: %w", arm, err)
+		if err := p.observe(arm, y); err != nil {
+			return err
 		}
 		return p.resample()
 	}
@@ -558,8 +600,8 @@ func (p *BBKB) update() error {
 	}
 	for _, list := range [][]toldObs{p.told, p.extra} {
 		for _, o := range list {
-			if err := p.dtc.ObserveCandidate(o.arm, o.y); err != nil {
-				return fmt.Errorf("bandit: arm %d: %w", o.arm, err)
+			if err := p.observe(o.arm, o.y); err != nil {
+				return err
 			}
 		}
 	}
@@ -581,6 +623,9 @@ func (p *BBKB) resample() error {
 	if err != nil {
 		return fmt.Errorf("bandit: BBKB resampling: %w", err)
 	}
+	if p.dtc.DictionaryChanges() != p.changes {
+		p.built = false
+	}
 	return nil
 }
 
@@ -599,9 +644,14 @@ func (p *BBKB) FantasyVariances(dst []float64) error {
 	// arm is not fantasized (no further choice needs it), so apply it on a
 	// copy of the state.
 	k := len(p.dd)
+	if err := p.ensureBasis(); err != nil {
+		return err
+	}
 	if k < len(p.batch) {
 		for _, a := range p.batch[k:] {
-			p.fantasize(a)
+			if err := p.fantasize(a); err != nil {
+				return err
+			}
 		}
 	}
 	for i := range dst {

@@ -28,6 +28,14 @@ type ALDConfig struct {
 	B0 int
 	// Mu is NONS-ALD's regularization, A starts at Mu I (tuned in {1, 5, 15}).
 	Mu float64
+	// MaxDictionary is the dictionary budget J (0: none): once the
+	// dictionary has J atoms it never grows again, whatever the ALD test
+	// (or AOGD-ALD's B0 rule) says, and every later x_t is represented by
+	// its projection onto the span of the J atoms (the ALD branch of eq. 6,
+	// with a residual that may exceed alpha). This keeps the per-round cost
+	// at O(dJ + J^2); it is not in seed 002, whose alpha = 25/T lets the
+	// dictionary grow with T.
+	MaxDictionary int
 	// Eta is NONS-ALD's constant step, 1/(4 (U^2 + Y^2)) by Theorem 4.6
 	// (1/8 for U = Y = 1). 0 means that value with Y = U.
 	Eta float64
@@ -54,6 +62,9 @@ func (c *ALDConfig) validate() error {
 	}
 	if c.B0 < 0 {
 		return fmt.Errorf("online: negative dictionary cap B0 = %d", c.B0)
+	}
+	if c.MaxDictionary < 0 {
+		return fmt.Errorf("online: negative dictionary budget %d", c.MaxDictionary)
 	}
 	return nil
 }
@@ -137,8 +148,9 @@ func (a *AOGDALD) Learn(x []float64, y float64) error {
 	g := 2 * (yhat - y)
 	phi := a.z
 	capped := a.cfg.B0 > 0 && a.ny.Size() >= a.cfg.B0
+	full := a.cfg.MaxDictionary > 0 && a.ny.Size() >= a.cfg.MaxDictionary
 	var n2 float64
-	if capped || a.cres > a.cfg.Alpha {
+	if !full && (capped || a.cres > a.cfg.Alpha) {
 		// ALD fails (or KOGD beyond B0): x_t joins S, the gradient is g k(x_t, .).
 		a.ny.Add(x, a.z)
 		phi = a.ny.LastRow()
@@ -251,7 +263,7 @@ func (n *NONSALD) Learn(x []float64, y float64) error {
 	n.embed(x)
 	n.project(n.z)
 	phi := n.z
-	if n.cres > n.cfg.Alpha {
+	if n.cres > n.cfg.Alpha && (n.cfg.MaxDictionary == 0 || n.ny.Size() < n.cfg.MaxDictionary) {
 		n.ny.Add(x, n.z)
 		phi = n.ny.LastRow()
 		n.zero = append(n.zero, 0)

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -23,6 +24,13 @@ type Dataset struct {
 	Y    []float64
 	N, D int
 	Task Task
+	// Header holds the column names when the file's first line was not
+	// numeric (nil otherwise).
+	Header []string
+	// Labels are the two original target values mapped to -1 and +1 when a
+	// file with exactly two distinct targets (0/1, 1/2, -1/+1, ...) was read
+	// as a classification dataset; SetTask(Regression) restores them.
+	Labels [2]float64
 }
 
 // Row returns example i's input. It aliases X.
@@ -31,7 +39,10 @@ func (ds *Dataset) Row(i int) []float64 { return ds.X[i*ds.D : (i+1)*ds.D] }
 // LoadCSV reads a dataset from a CSV file without header, one example per
 // line, the target in the last column (the format of ../shared/data). Files
 // ending in .gz (or starting with the gzip magic) are decompressed. The task
-// is Classification when every target is -1 or +1, Regression otherwise.
+// is Classification when the targets take exactly two distinct integer
+// values (-1/+1, 0/1, 1/2, ...; the smaller is mapped to -1, the larger to
+// +1, see Dataset.Labels), Regression otherwise; SetTask overrides the
+// detection.
 func LoadCSV(path string) (*Dataset, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -60,7 +71,8 @@ func LoadCSV(path string) (*Dataset, error) {
 }
 
 // ReadCSV parses the CSV format of LoadCSV from r. Blank lines are skipped;
-// a trailing comma on a line is ignored.
+// a trailing comma on a line is ignored; a first line in which no field
+// parses as a number is taken as a header (Dataset.Header).
 func ReadCSV(r io.Reader, name string) (*Dataset, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<16), 1<<24)
@@ -85,10 +97,20 @@ func ReadCSV(r io.Reader, name string) (*Dataset, error) {
 			fields = append(fields, b[:i])
 			b = b[i+1:]
 		}
+		if cols < 0 && ds.Header == nil && !anyNumeric(fields) {
+			// A first line without a single number is a header.
+			for _, f := range fields {
+				ds.Header = append(ds.Header, string(bytes.TrimSpace(f)))
+			}
+			continue
+		}
 		if cols < 0 {
 			cols = len(fields)
 			if cols < 2 {
 				return nil, fmt.Errorf("line %d: need at least 2 columns, got %d", line, cols)
+			}
+			if ds.Header != nil && len(ds.Header) != cols {
+				return nil, fmt.Errorf("line %d: %d columns, the header has %d", line, cols, len(ds.Header))
 			}
 		} else if len(fields) != cols {
 			return nil, fmt.Errorf("line %d: %d columns, want %d", line, len(fields), cols)
@@ -116,14 +138,100 @@ func ReadCSV(r io.Reader, name string) (*Dataset, error) {
 	}
 	ds.D = cols - 1
 	ds.N = len(ds.Y)
-	ds.Task = Classification
-	for _, y := range ds.Y {
-		if y != 1 && y != -1 {
-			ds.Task = Regression
-			break
+	ds.Task = Regression
+	if lo, hi, ok := twoValues(ds.Y); ok && lo == math.Trunc(lo) && hi == math.Trunc(hi) {
+		ds.Labels = [2]float64{lo, hi}
+		ds.Task = Classification
+		for i, y := range ds.Y {
+			ds.Y[i] = labelOf(y, hi)
 		}
 	}
 	return ds, nil
+}
+
+// anyNumeric reports whether some field parses as a float.
+func anyNumeric(fields [][]byte) bool {
+	for _, f := range fields {
+		if _, err := strconv.ParseFloat(string(bytes.TrimSpace(f)), 64); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// twoValues reports whether y takes exactly two distinct values lo < hi.
+func twoValues(y []float64) (lo, hi float64, ok bool) {
+	if len(y) == 0 {
+		return 0, 0, false
+	}
+	lo, hi = y[0], y[0]
+	for _, v := range y {
+		switch {
+		case v == lo || v == hi:
+		case lo == hi && v < lo:
+			lo = v
+		case lo == hi:
+			hi = v
+		default:
+			return 0, 0, false
+		}
+	}
+	return lo, hi, lo != hi
+}
+
+func labelOf(y, hi float64) float64 {
+	if y == hi {
+		return 1
+	}
+	return -1
+}
+
+// SetTask sets the dataset's task, overriding the detection of ReadCSV:
+// Regression restores the original two target values of a detected
+// classification dataset; Classification needs exactly two distinct targets
+// and maps them to -1 (the smaller) and +1.
+func (ds *Dataset) SetTask(t Task) error {
+	if t == ds.Task {
+		return nil
+	}
+	switch t {
+	case Regression:
+		if ds.Labels != [2]float64{} {
+			for i, y := range ds.Y {
+				if y > 0 {
+					ds.Y[i] = ds.Labels[1]
+				} else {
+					ds.Y[i] = ds.Labels[0]
+				}
+			}
+		}
+		ds.Task = Regression
+		return nil
+	case Classification:
+		lo, hi, ok := twoValues(ds.Y)
+		if !ok {
+			return fmt.Errorf("online: %s: classification needs exactly two distinct target values", ds.Name)
+		}
+		ds.Labels = [2]float64{lo, hi}
+		for i, y := range ds.Y {
+			ds.Y[i] = labelOf(y, hi)
+		}
+		ds.Task = Classification
+		return nil
+	}
+	return fmt.Errorf("online: unknown task %d", int(t))
+}
+
+// ParseTask returns the task named s: "regression" or "classification"
+// ("binary", "classify" are accepted too).
+func ParseTask(s string) (Task, error) {
+	switch s {
+	case "regression", "regress":
+		return Regression, nil
+	case "classification", "classify", "binary":
+		return Classification, nil
+	}
+	return 0, fmt.Errorf("online: unknown task %q (want regression or classification)", s)
 }
 
 // Clone returns a deep copy.
@@ -187,6 +295,100 @@ func (ds *Dataset) Scale(fr, tr *Range) {
 			ds.Y[i] = rescale(v, lo, hi, *tr)
 		}
 	}
+}
+
+// TargetScaling reports how ScaleTargetsRobust mapped the targets: [Lo, Hi]
+// of the original targets went to the range; Clipped targets lay outside
+// the fences and were clipped to Lo or Hi.
+type TargetScaling struct {
+	Lo, Hi  float64
+	Clipped int
+	// FenceLo, FenceHi are the outlier fences Q1 - 10 IQR and Q3 + 10 IQR.
+	FenceLo, FenceHi float64
+}
+
+// OutlierFence is the multiple of the interquartile range beyond the
+// quartiles at which ScaleTargetsRobust treats a target as an outlier (Tukey
+// uses 3 for "far out"; 10, about 14 standard deviations for normal
+// targets, keeps the long tails of skewed but clean targets such as
+// elevators' log Goal, whose maximum is 5 IQR above the third quartile).
+const OutlierFence = 10.0
+
+// ScaleTargetsRobust rescales regression targets to r by the min-max map of
+// the targets inside the fences [Q1 - 10 IQR, Q3 + 10 IQR] and clips the
+// targets outside them to the ends of r. Without outliers it is exactly
+// the min-max scaling of Scale; with one target of 1e6 among values of
+// order 1 it keeps the others spread over r instead of squeezing them to a
+// point (which makes every learner's MSE meaninglessly small). A zero IQR
+// (more than half the targets equal) falls back to min-max. Classification
+// labels are left alone.
+func (ds *Dataset) ScaleTargetsRobust(r Range) TargetScaling {
+	if ds.Task != Regression || ds.N == 0 {
+		return TargetScaling{}
+	}
+	s := append([]float64(nil), ds.Y...)
+	slices.Sort(s)
+	q1, q3 := quantile(s, 0.25), quantile(s, 0.75)
+	iqr := q3 - q1
+	sc := TargetScaling{Lo: s[0], Hi: s[len(s)-1], FenceLo: math.Inf(-1), FenceHi: math.Inf(1)}
+	if iqr > 0 {
+		sc.FenceLo, sc.FenceHi = q1-OutlierFence*iqr, q3+OutlierFence*iqr
+		sc.Lo, sc.Hi = math.Inf(1), math.Inf(-1)
+		for _, v := range s {
+			if v >= sc.FenceLo && v <= sc.FenceHi {
+				sc.Lo, sc.Hi = math.Min(sc.Lo, v), math.Max(sc.Hi, v)
+			} else {
+				sc.Clipped++
+			}
+		}
+	}
+	for i, v := range ds.Y {
+		v = math.Max(sc.Lo, math.Min(sc.Hi, v))
+		ds.Y[i] = rescale(v, sc.Lo, sc.Hi, r)
+	}
+	return sc
+}
+
+// quantile returns the q-quantile of sorted s by linear interpolation.
+func quantile(s []float64, q float64) float64 {
+	p := q * float64(len(s)-1)
+	i := int(p)
+	if i+1 >= len(s) {
+		return s[len(s)-1]
+	}
+	return s[i] + (p-float64(i))*(s[i+1]-s[i])
+}
+
+// MedianDistance returns the median Euclidean distance between the pairs of
+// at most m rows of ds drawn without replacement from seed (all rows when
+// N <= m): the median heuristic for the Gaussian kernel width (seed 001,
+// Section 5, and common practice). It looks at the inputs only, never at
+// the targets, so it does not leak labels into the prequential protocol
+// (like the min-max feature scaling, it is offline preprocessing). It
+// returns 0 when all sampled rows are equal.
+func (ds *Dataset) MedianDistance(m int, seed uint64) float64 {
+	idx := Permutation(ds.N, seed)
+	if len(idx) > m {
+		idx = idx[:m]
+	}
+	d := make([]float64, 0, len(idx)*(len(idx)-1)/2)
+	for a := 0; a < len(idx); a++ {
+		xa := ds.Row(idx[a])
+		for b := a + 1; b < len(idx); b++ {
+			xb := ds.Row(idx[b])
+			var s float64
+			for j, v := range xa {
+				t := v - xb[j]
+				s += t * t
+			}
+			d = append(d, math.Sqrt(s))
+		}
+	}
+	if len(d) == 0 {
+		return 0
+	}
+	slices.Sort(d)
+	return quantile(d, 0.5)
 }
 
 func rescale(v, lo, hi float64, r Range) float64 {

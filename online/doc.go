@@ -28,6 +28,16 @@
 //     random features regenerated from seeds, never stored.
 //   - FOGD and NOGD: the random-Fourier and Nystrom online gradient descent
 //     baselines of Lu et al. (JMLR 2016) used by the tables of seeds 002-003.
+//   - KONS: PROS-N-KONS and CON-KONS (Calandriello et al. 2017a), the
+//     remaining baselines of seed 002's Table 3.
+//   - RunningMean: the baseline every learner must beat.
+//
+// Wrappers: Centered (running mean plus the learner, learned on the
+// residuals) and WidthMix (online selection of the kernel width by
+// exponential weights over a grid). Experiment applies the papers'
+// settings only to their named datasets; other data gets defaults chosen
+// from the data (median-distance width, robust target scaling, detected
+// task, dictionary budget; see GenericDefaults and docs/online.md).
 //
 // Streams: a Dataset in a seeded random order (with the papers'
 // preprocessing, features to [-1, 1] and targets to [0, 1]), the block

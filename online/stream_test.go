@@ -24,6 +24,11 @@ func TestReadCSV(t *testing.T) {
 		wantErr  string
 	}{
 		{"regression", "1,2,0.5\n3,4,1.5\n", 2, 2, Regression, ""},
+		{"0/1 labels", "1,2,0\n3,4,1\n", 2, 2, Classification, ""},
+		{"three values", "1,2,0\n3,4,1\n5,6,2\n", 3, 2, Regression, ""},
+		{"header", "a,b,y\n1,2,0.5\n3,4,1.5\n", 2, 2, Regression, ""},
+		{"header width", "a,y\n1,2,0.5\n", 0, 0, 0, "the header has 2"},
+		{"text after the header", "a,b,y\n1,2,3\nx,2,3\n", 0, 0, 0, "column 1"},
 		{"classification", "1,2,-1\n3,4,1\n\n", 2, 2, Classification, ""},
 		{"trailing comma", "1,2,1,\n3,4,-1,\n", 2, 2, Classification, ""},
 		{"spaces", " 1 , 2 ,3\n", 1, 2, Regression, ""},

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,23 +30,43 @@ prints the online MSE (regression) or mistake rate in percent
 (classification), the dictionary or feature count and the time per pass,
 next to the paper's figure where the papers report one.
 
-Streams: a CSV dataset (--data, in a random order per --orders, with the
-papers' preprocessing: features to [-1, 1], regression targets to [0, 1]
-(seed 002) or [-1, 1] (seed 000)); synthetic:<objective> (x uniform over the
-objective's box, y = f(x) + noise); sim000 (seed 000's greedy adversary,
-n = 80, d = 5, with the regret against the best kernel predictor); and
-blocks003[:b=500][:r=10] (seed 003's block streams on --data).
+Streams: a CSV dataset (--data: a file, or the name of one of the papers'
+datasets, read from ../shared/data; elevators and german are built in);
+synthetic:friedman:d=D and synthetic:gp:d=D (Friedman's function #1 and a
+GP-prior sample in D dimensions); synthetic:<objective> (x uniform over a
+built-in objective's box, y = f(x) + noise); sim000 (seed 000's greedy
+adversary, n = 80, d = 5, with the regret against the best kernel
+predictor); and blocks003[:b=500][:r=10] (seed 003's block streams on
+--data).
 
-Learners (--learners, comma-separated, or "all"): krr, kawv, pkawv-taylor,
-pkrr-taylor, pkawv-nystrom, pkrr-nystrom, aogd-ald, nons-ald, forks, dsg,
-fogd, nogd, each optionally with parameters "name:key=value:...", e.g.
-pkawv-taylor:m=3, fogd:d=1000:eta=0.01, nons-ald:mu=5, forks:rank=20.
+Defaults. A named paper dataset (elevators, parkinsons, protein, german,
+spambase) gets its paper's width, preprocessing and learners. Anything else
+(a file path, a synthetic stream) gets defaults chosen from the data: the
+kernel width is the median distance between inputs (features scaled to
+[-1, 1]), or selected online with --width-mix; targets are scaled to [0, 1]
+robustly (targets beyond 10 IQR of the quartiles are clipped, and
+reported); the task is binary classification when the targets take two
+integer values (0/1, -1/+1; --task overrides); regression learners predict
+the running mean plus their kernel part; every learner's dictionary is
+capped at --budget. The chosen width, scaling and budget are printed on
+stderr, with warnings for a constant target or a very short stream.
+
+Learners (--learners, comma-separated, or "all"): mean (the running mean,
+the baseline), krr, kawv, pkawv-taylor, pkrr-taylor, pkawv-nystrom,
+pkrr-nystrom, aogd-ald, nons-ald, pros-n-kons, con-kons, forks, dsg, fogd,
+nogd, each optionally with parameters "name:key=value:...", e.g.
+pkawv-taylor:m=3, fogd:d=1000:eta=0.01, nons-ald:mu=5, forks:rank=20,
+con-kons:alpha=1:gamma=5, krr:width=2:lambda=0.1.
+
+On Ctrl-C the learners that finished every order are printed (and written
+with --csv) and bkb exits with 130.
 
 Examples:
   bkb regress --data elevators --orders 10
   bkb regress --data german --learners fogd,nogd,forks --orders 20
+  bkb regress --data mydata.csv --width-mix
+  bkb regress --stream synthetic:friedman:d=16 --n 16000 --budget 200
   bkb regress --stream sim000 --learners all
-  bkb regress --stream synthetic:branin --n 2000 --noise 0.1
 
 Flags:
 `
@@ -52,10 +74,11 @@ Flags:
 // regressOptions are the flags of bkb regress.
 type regressOptions struct {
 	data, dataDir, stream, learners, format, profile, targets, progress string
-	orders, n                                                           int
+	task, csvPath                                                       string
+	orders, n, budget                                                   int
 	seed                                                                uint64
 	width, noise                                                        float64
-	raw                                                                 bool
+	raw, center, mix                                                    bool
 }
 
 func regressFlagSet(o *regressOptions, stderr io.Writer) *pflag.FlagSet {
@@ -66,17 +89,22 @@ func regressFlagSet(o *regressOptions, stderr io.Writer) *pflag.FlagSet {
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.data, "data", "elevators", "dataset name (resolved as <data-dir>/<name>.csv.gz) or CSV path (gzip or plain, no header, target last); german for blocks003")
-	fs.StringVar(&o.dataDir, "data-dir", "../shared/data", "directory of the named datasets")
-	fs.StringVar(&o.stream, "stream", "", "stream: empty (the dataset), synthetic:<objective>, sim000 or blocks003[:b=500][:r=10]")
+	fs.StringVar(&o.dataDir, "data-dir", "", "directory of the named datasets (default: ../shared/data, then the copies of elevators and german built into bkb)")
+	fs.StringVar(&o.stream, "stream", "", "stream: empty (the dataset), synthetic:<objective>, synthetic:friedman:d=D, synthetic:gp:d=D, sim000 or blocks003[:b=500][:r=10]")
 	fs.StringVar(&o.learners, "learners", "", `comma-separated learner specs, or "all" (default: the paper's table for the dataset)`)
 	fs.IntVar(&o.orders, "orders", 1, "number of random orders (seeds seed, seed+1, ...); the tables report mean and std")
 	fs.Uint64Var(&o.seed, "seed", 1, "base seed of the orders, the learners' randomness and synthetic streams")
 	fs.IntVar(&o.n, "n", 0, "use only the first n examples of each order (synthetic: number of points, default 2000; sim000: rounds, default 80)")
-	fs.Float64Var(&o.width, "kernel-width", 0, "Gaussian kernel width sigma, exp(-|x-y|^2/(2 sigma^2)) (default: the paper's value for the dataset)")
-	fs.StringVar(&o.profile, "profile", "", "paper defaults to use: 000, 002, 003 or 003-blocks (default: from the dataset)")
+	fs.Float64Var(&o.width, "kernel-width", 0, "Gaussian kernel width sigma, exp(-|x-y|^2/(2 sigma^2)) (default: the paper's value for a named paper dataset, else the median distance between inputs)")
+	fs.StringVar(&o.profile, "profile", "", "paper defaults to use: 000 (targets to [-1, 1]), 002 (targets to [0, 1]), 003 or 003-blocks (default: the paper's for a named paper dataset, else 002 for regression, 003 for classification)")
+	fs.StringVar(&o.task, "task", "auto", "auto (two distinct target values: binary classification, else regression), regression or classification")
+	fs.IntVar(&o.budget, "budget", 0, "dictionary budget J: 0 caps the growing ALD/KORS dictionaries at 400; J > 0 caps every learner's atoms, support vectors or frequencies at J; -1: no cap")
+	fs.StringVar(&o.csvPath, "csv", "", "also write the table as CSV to this file (written on interrupt too, with the learners that finished)")
 	fs.Float64Var(&o.noise, "noise", 0.1, "noise standard deviation of synthetic streams")
 	fs.BoolVar(&o.raw, "raw-features", false, "do not rescale features to [-1, 1]")
-	fs.StringVar(&o.targets, "target-transform", "auto", "auto (exp for elevators, whose stored targets are log Goal), exp or none")
+	fs.BoolVar(&o.mix, "width-mix", false, "select the kernel width online: every learner becomes an exponentially weighted mix of experts at width w/4, w/2, w, 2w (w: --kernel-width or the default), 4 times the cost; krr, kawv, pkawv-*, pkrr-* also mix lambda in {0.01, 0.1} (8 times)")
+	fs.BoolVar(&o.center, "center", true, "outside the papers' datasets, regression learners predict the running mean of past targets plus their kernel part")
+	fs.StringVar(&o.targets, "target-transform", "auto", "auto (exp for the named elevators dataset, whose stored targets are log Goal), exp or none")
 	fs.StringVar(&o.format, "format", "table", "output format: table, csv or markdown")
 	fs.StringVar(&o.progress, "progress", "auto", "progress lines on stderr: auto (runs longer than 2 s), lines or none")
 	return fs
@@ -114,19 +142,50 @@ func runRegress(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		cb = prog.update
 	}
 	rows, err := exp.Run(ctx, cb)
+	for _, n := range exp.Notes {
+		fmt.Fprintf(stderr, "regress: %s\n", n)
+	}
+	for _, w := range exp.Warnings {
+		fmt.Fprintf(stderr, "bkb: regress: warning: %s\n", w)
+	}
+	code := exitOK
 	if err != nil {
-		if ctx.Err() != nil {
-			fmt.Fprintln(stderr, "bkb: regress: interrupted")
-			return exitInterrupt
+		var de *online.DataError
+		switch {
+		case ctx.Err() != nil:
+			fmt.Fprintf(stderr, "bkb: regress: interrupted; %d learner(s) finished every order and are shown\n", len(rows))
+			code = exitInterrupt
+		case errors.As(err, &de):
+			fmt.Fprintf(stderr, "bkb: regress: %v\n", err)
+			return exitUsage
+		default:
+			fmt.Fprintf(stderr, "bkb: regress: %v\n", err)
+			code = exitFailure
 		}
-		fmt.Fprintf(stderr, "bkb: regress: %v\n", err)
-		return exitFailure
+		if len(rows) == 0 {
+			return code
+		}
 	}
 	if err := writeRegress(stdout, o.format, exp, rows); err != nil {
 		fmt.Fprintf(stderr, "bkb: regress: %v\n", err)
 		return exitFailure
 	}
-	return exitOK
+	if o.csvPath != "" {
+		if err := writeRegressCSVFile(o.csvPath, exp, rows); err != nil {
+			fmt.Fprintf(stderr, "bkb: regress: %v\n", err)
+			return exitFailure
+		}
+	}
+	return code
+}
+
+// writeRegressCSVFile writes the rows as CSV to path.
+func writeRegressCSVFile(path string, exp *online.Experiment, rows []online.Row) error {
+	var b bytes.Buffer
+	if err := writeRegress(&b, "csv", exp, rows); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
 }
 
 func (o *regressOptions) experiment() (*online.Experiment, error) {
@@ -157,15 +216,20 @@ func (o *regressOptions) experiment() (*online.Experiment, error) {
 	if !(o.noise >= 0) || math.IsInf(o.noise, 0) {
 		return nil, fmt.Errorf("--noise must be finite and >= 0, got %v", o.noise)
 	}
+	switch o.task {
+	case "auto", "regression", "classification":
+	default:
+		return nil, fmt.Errorf("--task must be auto, regression or classification, got %q", o.task)
+	}
+	if o.budget < -1 {
+		return nil, fmt.Errorf("--budget must be -1 (none), 0 (default) or a positive J, got %d", o.budget)
+	}
 	switch online.Profile(o.profile) {
 	case "", online.Profile000, online.Profile002, online.Profile003, online.Profile003Blocks:
 	default:
 		return nil, fmt.Errorf("--profile must be 000, 002, 003 or 003-blocks, got %q", o.profile)
 	}
 	s := o.stream
-	if s != "" && s != "sim000" && !strings.HasPrefix(s, "synthetic:") && s != "blocks003" && !strings.HasPrefix(s, "blocks003:") {
-		return nil, fmt.Errorf("--stream must be synthetic:<objective>, sim000 or blocks003[:b=B][:r=R], got %q", s)
-	}
 	var learners []string
 	switch strings.TrimSpace(o.learners) {
 	case "":
@@ -181,18 +245,17 @@ func (o *regressOptions) experiment() (*online.Experiment, error) {
 	exp := &online.Experiment{
 		Data: o.data, DataDir: o.dataDir, Stream: s, Learners: learners, Orders: o.orders,
 		Seed: o.seed, N: o.n, Width: o.width, Profile: online.Profile(o.profile), Noise: o.noise,
-		RawFeatures: o.raw, TargetTransform: o.targets,
+		RawFeatures: o.raw, TargetTransform: o.targets, Task: o.task, Budget: o.budget, NoCenter: !o.center, WidthMix: o.mix,
 	}
-	// Check every learner spec before a long run starts.
-	for _, l := range learners {
-		if _, err := online.Build(l, online.Setting{Dim: 2, N: 100, Width: 1}); err != nil {
-			return nil, err
-		}
+	// Check the stream, objective and every learner spec before a long run
+	// starts: these are usage errors (exit 2).
+	if err := exp.Validate(); err != nil {
+		return nil, err
 	}
 	if s == "sim000" || strings.HasPrefix(s, "synthetic:") {
 		return exp, nil
 	}
-	if _, err := online.ResolveData(o.data, o.dataDir); err != nil {
+	if _, err := online.ResolveData(exp.Data, o.dataDir); err != nil {
 		return nil, err
 	}
 	return exp, nil
