@@ -73,19 +73,6 @@ func TestNotStuck(t *testing.T) {
 	}
 }
 
-// TestStuckVersion1 logs version 1's figures on the same seeds, for
-// comparison (not in -short).
-func TestStuckVersion1(t *testing.T) {
-	if testing.Short() {
-		t.Skip("comparison only")
-	}
-	t.Parallel()
-	for seed := uint64(1); seed <= 30; seed++ {
-		simple, cum := stuckRun(t, 1, seed, 100)
-		t.Logf("version 1 seed %d: simple %.3g cumulative %.3g", seed, simple, cum)
-	}
-}
-
 // BKB_STUCK=1 counts stuck seeds of version 2 variants (beta 1, 1.5 and
 // the defaults) on the same problem: the experiment that chose beta 2
 // (docs/optimizer.md).
