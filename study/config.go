@@ -390,6 +390,11 @@ func (c *Config) family() (hyper.Family, error) {
 // grows reports whether the candidates grow (version 2).
 func (c *Config) grows() bool { return c.Version >= 2 && c.Candidates == CandidatesGrow }
 
+// GrowsCandidates reports whether the study's candidates grow where the
+// optimum may be (version 2, Candidates "grow"), rather than staying the
+// arm set.
+func (c Config) GrowsCandidates() bool { return c.grows() }
+
 // fitsARD reports whether the hyperparameters are fitted by gp/hyper.
 func (c *Config) fitsARD() bool { return c.Version >= 2 && c.Fit == FitARD }
 

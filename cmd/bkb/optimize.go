@@ -135,8 +135,12 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	case *resume:
 		fmt.Fprintf(stderr, "bkb: resuming %s: %d of %d trials done, %d pending to re-evaluate\n", w, c.done(), cfg.Budget, c.pending)
 	default:
-		fmt.Fprintf(stderr, "bkb: %s %s (%d parameters) with %s on %d %s arms, budget %d, seed %d\n",
-			cfg.Direction, sp.obj.String(), cfg.Space.Dim(), cfg.Policy, info.Arms, cfg.Arms.Kind, cfg.Budget, cfg.Seed)
+		arms := fmt.Sprintf("on %d %s arms", info.Arms, cfg.Arms.Kind)
+		if cfg.GrowsCandidates() {
+			arms = fmt.Sprintf("from %d %s points, candidates growing where the optimum may be", cfg.Arms.N, cfg.Arms.Kind)
+		}
+		fmt.Fprintf(stderr, "bkb: %s %s (%d parameters) with %s %s, budget %d, seed %d\n",
+			cfg.Direction, sp.obj.String(), cfg.Space.Dim(), cfg.Policy, arms, cfg.Budget, cfg.Seed)
 	}
 
 	prog := newProgress(stderr, of.progress, cfg.Budget)

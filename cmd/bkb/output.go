@@ -179,8 +179,8 @@ func newResult(sp *spec, nArms int, trials []study.TrialResult, top int) *result
 // setBestArm records the best value over the arm set (built-ins only).
 func (r *result) setBestArm(sp *spec, s *study.Study) {
 	f := sp.function()
-	if f == nil || sp.obj.Kind != "builtin" {
-		return
+	if f == nil || sp.obj.Kind != "builtin" || sp.cfg.GrowsCandidates() {
+		return // grown candidates have no "best arm": they go where the optimum is
 	}
 	arms := s.Arms()
 	if arms == nil {
@@ -283,8 +283,21 @@ func (r *result) writeText(w io.Writer) error {
 	fmt.Fprintln(w)
 	if len(r.Fits) > 0 {
 		f := r.Fits[len(r.Fits)-1]
-		fmt.Fprintf(w, "length scale %s (fitted %d times; last at %d observations, log marginal likelihood %.4g)\n",
-			fmtVal(f.LengthScale), len(r.Fits), f.Observations, f.LogMarginal)
+		if len(f.LengthScales) > 0 {
+			fmt.Fprintf(w, "fitted ARD length scales")
+			for k, l := range f.LengthScales {
+				name := fmt.Sprintf("#%d", k+1)
+				if k < len(r.space.Params) && r.space.EncodedDim() == len(f.LengthScales) && r.space.Dim() == len(f.LengthScales) {
+					name = r.space.Params[k].Name
+				}
+				fmt.Fprintf(w, " %s=%s", name, fmtVal(l))
+			}
+			fmt.Fprintf(w, ", signal variance %s, noise variance %s (%d fits; last at %d observations)\n",
+				fmtVal(f.SignalVariance), fmtVal(f.NoiseVariance), len(r.Fits), f.Observations)
+		} else {
+			fmt.Fprintf(w, "length scale %s (fitted %d times; last at %d observations, log marginal likelihood %.4g)\n",
+				fmtVal(f.LengthScale), len(r.Fits), f.Observations, f.LogMarginal)
+		}
 	}
 	if n := r.Numerics; n.VarianceClamps > 0 || n.Jitter > 0 || n.RetryJitter > 0 {
 		fmt.Fprintf(w, "numerics: %d negative variances clamped to 0, %d pivots jittered, %d factorizations retried with jitter (ill-conditioned kernel matrix: try a shorter length scale or a larger lambda)\n",
