@@ -345,7 +345,11 @@ func (s *Study) Ask(ctx context.Context) (*Trial, error) {
 		return out, nil
 	})
 	if err != nil {
-		if calls > 0 {
+		// The engine may hold an ask that was not stored: rebuild it from
+		// the records before its next use. A budget used up or a full
+		// batch is found before anything changes (a rebuild there would
+		// replay the whole study at every retry).
+		if calls > 0 && !errors.Is(err, ErrComplete) && !errors.Is(err, bandit.ErrBatchFull) {
 			s.eng = nil
 		}
 		return nil, err
