@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"fmt"
@@ -69,6 +70,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	csvPath := fs.String("csv", "", "write the table as CSV to this file")
 	mdPath := fs.String("markdown", "", "write the table as Markdown to this file")
 	plotPath := fs.String("plot", "", "draw mean cumulative regret curves to this PNG or SVG file")
+	overwrite := fs.Bool("overwrite", false, "replace existing --csv, --markdown and --plot files (never a study journal)")
 	progressMode := fs.String("progress", "auto", "progress display: auto, bar, lines or none")
 	scale := fs.Bool("scale", false, "run the scaling experiment instead (time per step against t and the number of arms; docs/scaling.md)")
 	scaleArms := fs.IntSlice("scale-arms", []int{1000, 10000, 100000}, "--scale: arm-set sizes")
@@ -81,6 +83,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	regretNoise := fs.Float64Slice("regret-noise", []float64{0}, "--regret: noise standard deviations as fractions of the function's range over its box")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	for flag, path := range map[string]string{"--csv": *csvPath, "--markdown": *mdPath, "--plot": *plotPath} {
+		if err := checkOutput(flag, path, *overwrite, ""); err != nil {
+			return err
+		}
 	}
 	if *regret {
 		j := *jobs
@@ -448,7 +455,17 @@ func runScale(ctx context.Context, cfg bench.ScaleConfig, mdPath, progressMode s
 		}
 	}
 	if progressMode != "none" {
-		cfg.Progress = func(line string) { fmt.Fprintln(stderr, "bkb: "+line) }
+		// Overall progress and a time estimate on every finished
+		// checkpoint: a scaling run is long and otherwise silent.
+		total := len(cfg.Variants) * len(cfg.Arms) * len(cfg.Checkpoints)
+		start, done := time.Now(), 0
+		cfg.Progress = func(line string) {
+			done++
+			elapsed := time.Since(start)
+			left := time.Duration(float64(elapsed) * float64(total-done) / float64(done))
+			fmt.Fprintf(stderr, "bkb: [%d/%d checkpoints, %s elapsed, about %s left] %s\n", done, total,
+				elapsed.Round(time.Second), left.Round(time.Second), line)
+		}
 	}
 	fmt.Fprintf(stderr, "bkb: scaling experiment: Hartmann 6 on %v random arms, variants %s, checkpoints %v, %v per run\n",
 		cfg.Arms, strings.Join(cfg.Variants, ","), cfg.Checkpoints, cfg.Budget)
@@ -469,15 +486,11 @@ func runScale(ctx context.Context, cfg bench.ScaleConfig, mdPath, progressMode s
 	if mdPath == "" {
 		return nil
 	}
-	f, err := os.Create(mdPath)
-	if err != nil {
+	var buf bytes.Buffer
+	if err := bench.WriteScaleMarkdown(&buf, rows, bw); err != nil {
 		return err
 	}
-	if err := bench.WriteScaleMarkdown(f, rows, bw); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return writeFileAtomic(mdPath, buf.Bytes())
 }
 
 // runRegret runs the regret benchmark (bench.RunRegret): every problem,

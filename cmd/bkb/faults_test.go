@@ -232,3 +232,18 @@ func TestInputFaults(t *testing.T) {
 		t.Errorf("one trial: %s %s", r.stdout, r.stderr)
 	}
 }
+
+// TestScaleProgress: bench --scale reports overall progress and a time
+// estimate on every finished checkpoint, and its --markdown output, like
+// every output, is checked before the run.
+func TestScaleProgress(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r := runBKB(t, nil, "bench", "--scale", "--scale-arms", "200", "--scale-t", "5,10", "--scale-variants", "bkb", "--scale-budget", "2s", "--markdown", filepath.Join(dir, "s.md"))
+	if r.code != 0 || !strings.Contains(r.stderr, "[1/2 checkpoints,") || !strings.Contains(r.stderr, "left]") {
+		t.Errorf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	existing := writeFile(t, dir, "mine.md", "my notes\n")
+	wantRun(t, runBKB(t, nil, "bench", "--scale", "--markdown", existing), 2, "exists")
+	wantRun(t, runBKB(t, nil, "regress", "--data", "elevators", "--csv", existing), 2, "exists")
+}

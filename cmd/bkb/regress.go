@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,6 +74,7 @@ Flags:
 type regressOptions struct {
 	data, dataDir, stream, learners, format, profile, targets, progress string
 	task, csvPath                                                       string
+	overwrite                                                           bool
 	orders, n, budget                                                   int
 	seed                                                                uint64
 	width, noise                                                        float64
@@ -100,6 +100,7 @@ func regressFlagSet(o *regressOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.StringVar(&o.task, "task", "auto", "auto (two distinct target values: binary classification, else regression), regression or classification")
 	fs.IntVar(&o.budget, "budget", 0, "dictionary budget J: 0 caps the growing ALD/KORS dictionaries at 400; J > 0 caps every learner's atoms, support vectors or frequencies at J; -1: no cap")
 	fs.StringVar(&o.csvPath, "csv", "", "also write the table as CSV to this file (written on interrupt too, with the learners that finished)")
+	fs.BoolVar(&o.overwrite, "overwrite", false, "replace an existing --csv file (never a study journal)")
 	fs.Float64Var(&o.noise, "noise", 0.1, "noise standard deviation of synthetic streams")
 	fs.BoolVar(&o.raw, "raw-features", false, "do not rescale features to [-1, 1]")
 	fs.BoolVar(&o.mix, "width-mix", false, "select the kernel width online: every learner becomes an exponentially weighted mix of experts at width w/4, w/2, w, 2w (w: --kernel-width or the default), 4 times the cost; krr, kawv, pkawv-*, pkrr-* also mix lambda in {0.01, 0.1} (8 times)")
@@ -123,6 +124,10 @@ func runRegress(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "bkb: regress: unexpected arguments %q\n", fs.Args())
+		return exitUsage
+	}
+	if err := checkOutput("--csv", o.csvPath, o.overwrite, ""); err != nil {
+		fmt.Fprintf(stderr, "bkb: regress: %v\n", err)
 		return exitUsage
 	}
 	if strings.HasPrefix(o.stream, "blocks003") && !fs.Changed("data") {
@@ -185,7 +190,7 @@ func writeRegressCSVFile(path string, exp *online.Experiment, rows []online.Row)
 	if err := writeRegress(&b, "csv", exp, rows); err != nil {
 		return err
 	}
-	return os.WriteFile(path, b.Bytes(), 0o644)
+	return writeFileAtomic(path, b.Bytes())
 }
 
 func (o *regressOptions) experiment() (*online.Experiment, error) {
