@@ -81,19 +81,26 @@ func (o *chgOp) apply(g *DTC, row, x []float64, vari float64) float64 {
 }
 
 // chgPass applies every planned op to the rows not brought up to date in
-// planning, and sets every row's mean to beta.z.
+// planning, and sets every row's mean to beta.z. Each row is loaded into a
+// contiguous scratch row (in L1), every op applied, and stored back.
 type chgPass struct {
 	g       *DTC
+	width   int // scratch width: the most coordinates any op touches
 	clamped atomic.Int64
 }
 
 func (p *chgPass) run(lo, hi int) {
 	g := p.g
 	r, ops, m := g.r, g.ops, len(g.beta)
+	m0 := 0
+	if len(ops) > 0 {
+		m0 = ops[0].m
+	}
+	row := make([]float64, p.width)
 	var clamped int64
 	for j := lo; j < hi; j++ {
-		row := r.emb[j*r.stride : (j+1)*r.stride]
 		if !g.early(j) {
+			r.load(row, j, m0)
 			x := r.point(j)
 			v := r.vari[j]
 			for k := range ops {
@@ -104,8 +111,11 @@ func (p *chgPass) run(lo, hi int) {
 				clamped++
 			}
 			r.vari[j] = v
+			r.store(j, row[:m])
+			r.mean[j] = dot(g.beta, row[:m])
+		} else {
+			r.mean[j] = r.dotRow(j, g.beta)
 		}
-		r.mean[j] = dot(g.beta, row[:m])
 	}
 	if clamped > 0 {
 		p.clamped.Add(clamped)
@@ -129,9 +139,15 @@ func (g *DTC) ensureV(m int) {
 // and of points entering S.
 func (g *DTC) applyEarly(o *chgOp) {
 	r := g.r
+	row := g.floats(o.m + 1)
 	one := func(j int) {
-		row := r.emb[j*r.stride : (j+1)*r.stride]
+		r.load(row, j, o.m)
 		v := o.apply(g, row, r.point(j), r.vari[j])
+		n := o.m + 1
+		if o.remove {
+			n = o.m - 1
+		}
+		r.store(j, row[:n])
 		if v < 0 {
 			v = 0
 			g.clamps++
@@ -190,8 +206,7 @@ func (g *DTC) planRemove(i int) {
 func (g *DTC) planAdd(i int) {
 	m := g.ny.Size()
 	r := g.r
-	zp := g.floats(m)
-	copy(zp, r.emb[i*r.stride:i*r.stride+m])
+	zp := r.load(g.floats(m), i, m)
 	xp := r.point(i)
 	d, dead := g.ny.addExact(xp, zp, r.kdiag[i])
 	g.suspect = g.suspect || g.ny.suspect
@@ -203,8 +218,9 @@ func (g *DTC) planAdd(i int) {
 	s := g.lambda
 	var bn float64
 	if !dead {
+		row := g.floats(m)
 		for _, j := range g.observed {
-			row := r.emb[j*r.stride : j*r.stride+m]
+			r.load(row, j, m)
 			c := (g.k.Eval(r.point(j), xp) - dot(zp, row)) / d
 			wc := float64(g.count[j]) * c
 			for a := 0; a < m; a++ {
@@ -266,7 +282,8 @@ func (g *DTC) applyChanges(rem, add []int) error {
 	}
 	// Removals first (from the back, so fewer coordinates rotate), then
 	// revivals, then additions: the width never exceeds m0 + adds.
-	r.ensureCoords(max(m0, m0-len(rem)+len(add)))
+	width := max(m0, m0-len(rem)+len(add)) + 1
+	r.ensureCoords(width)
 	for k := len(rem) - 1; k >= 0; k-- {
 		g.planRemove(rem[k])
 	}
@@ -297,8 +314,9 @@ func (g *DTC) applyChanges(rem, add []int) error {
 	r.m = g.ny.Size()
 	// The ops need V's factor, not beta: one solve for all of them.
 	g.solveV(g.beta, g.b)
-	g.chg.g = g
+	g.chg.g, g.chg.width = g, width
 	runRows(r.n(), &g.chg, &g.wg)
+	r.trimBlocks()
 	g.clamps += int(g.chg.clamped.Swap(0))
 	for _, i := range add {
 		g.mark[i] = false

@@ -84,7 +84,7 @@ type DTC struct {
 
 	changes  int
 	rebuilds int
-	// sinceChange counts observations since S last changed; see compactAfter.
+	// sinceChange counts observations since S last changed.
 	sinceChange int
 	// rebuildAlways makes every observation and dictionary change rebuild
 	// the posterior from scratch, as the paper's algorithm does.
@@ -133,7 +133,7 @@ func (p *observePass) run(lo, hi int) {
 	r, v, m := p.r, p.v, len(p.v)
 	var clamped int64
 	for j := lo; j < hi; j++ {
-		s := dot(v, r.emb[j*r.stride:j*r.stride+m])
+		s := r.dotRow(j, v[:m])
 		r.mean[j] += s * p.gain
 		vj := r.vari[j] - s*s/p.denom
 		if vj < 0 {
@@ -160,7 +160,7 @@ func NewDTC(k kernel.Kernel, dim int, lambda float64) (*DTC, error) {
 	}
 	ny.exact = true
 	g := &DTC{k: k, dim: dim, lambda: lambda, ny: ny, extra: map[string]int{}}
-	g.r = &rows{d: dim, stride: 8}
+	g.r = &rows{d: dim}
 	return g, nil
 }
 
@@ -332,11 +332,7 @@ func (g *DTC) observeRow(i int, y float64) error {
 	m := g.ny.Size()
 	r := g.r
 	g.sinceChange++
-	if g.sinceChange == compactAfter && m > 0 && r.stride > m+m/16 {
-		r.setStride(m)
-	}
-	zn := g.buf(&g.w1, m)
-	copy(zn, r.row(i))
+	zn := r.load(g.buf(&g.w1, m), i, m)
 	v := g.solveV(g.buf(&g.w2, m), zn)
 	denom := 1 + dot(zn, v)
 	resid := y - r.mean[i]
@@ -380,13 +376,6 @@ func (g *DTC) snapshotPre(i int) {
 	g.preValid = true
 }
 
-// compactAfter is the number of observations with S unchanged after which
-// the embedding rows are compacted to their length. While S changes, rows
-// keep spare capacity so that a new coordinate moves nothing; once S is
-// stable a contiguous layout makes the per-step pass one sequential
-// stream, which measured 2.8x faster than rows with gaps (A = 100,000,
-// m = 224, stride 303: 17.6 ms against 6.3 ms per observation).
-const compactAfter = 8
 
 // SetRebuildAlways makes the posterior rebuild from scratch after every
 // observation and dictionary change (O(A m^2) each), as BKB's Algorithm 1
@@ -410,12 +399,14 @@ func (g *DTC) rebuild() error {
 	r.ensureCoords(m)
 	r.m = m
 	parallelFor(r.n(), func(lo, hi int) {
+		z := make([]float64, m)
 		for j := lo; j < hi; j++ {
-			z := r.emb[j*r.stride : j*r.stride+m]
 			g.ny.KernelColumn(z, r.point(j))
 			g.ny.l.SolveL(z)
+			r.store(j, z)
 		}
 	})
+	r.trimBlocks()
 	g.ensureV(m)
 	vs := g.vstride
 	for a := 0; a < m; a++ {
@@ -426,8 +417,9 @@ func (g *DTC) rebuild() error {
 		va[a] = g.lambda
 	}
 	g.b = append(g.b[:0], make([]float64, m)...)
+	z := make([]float64, m)
 	for _, j := range g.observed {
-		z := r.row(j)
+		r.load(z, j, m)
 		w := float64(g.count[j])
 		for a := 0; a < m; a++ {
 			wa := w * z[a]
@@ -448,9 +440,9 @@ func (g *DTC) rebuild() error {
 	var clamped atomic.Int64
 	defer func() { g.clamps += int(clamped.Load()) }()
 	parallelFor(r.n(), func(lo, hi int) {
-		q := make([]float64, m)
+		q, z := make([]float64, m), make([]float64, m)
 		for j := lo; j < hi; j++ {
-			z := r.row(j)
+			r.load(z, j, m)
 			copy(q, z)
 			g.vf.SolveL(q)
 			res := r.kdiag[j] - dot(z, z)

@@ -11,96 +11,111 @@ import (
 
 // rows is per-point state kept in flat slices indexed by row, as the design
 // sketch asks: the points, k(x,x), an embedding row that grows one
-// coordinate at a time (stride >= used coordinates, so appending a
-// coordinate does not move the others), and the posterior mean and
-// variance. A step of GP-UCB or BKB is a few tight loops over these slices.
+// coordinate at a time, and the posterior mean and variance. A step of
+// GP-UCB or BKB is a few tight loops over these slices.
+//
+// The embedding is stored in column blocks of blockW coordinates: block b
+// holds coordinates [b*blockW, (b+1)*blockW) of every row, row-major
+// (n x blockW). Appending a coordinate writes into the last block; when
+// it is full a new block is allocated. Nothing is ever re-laid out, so
+// a growing dictionary (or a growing exact GP) costs no copy of the table
+// and no second buffer: the memory is n x blockW x ceil(m/blockW) floats,
+// within blockW-1 coordinates per row of the embedding itself (issue 13:
+// peak memory within 1.5x the embedding; before, a flat table with spare
+// capacity was re-laid out, with both buffers alive, at every 1.5x
+// growth). A pass over the rows reads each block sequentially: a few
+// streams of 256-byte runs, which the hardware prefetchers follow.
 type rows struct {
 	d      int
 	x      []float64 // n x d
 	kdiag  []float64
-	emb    []float64 // n x stride
-	stride int
-	m      int // coordinates in use
+	blocks [][]float64 // coordinate blocks, n x blockW each
+	m      int         // coordinates in use
 	mean   []float64
 	vari   []float64
 }
+
+// blockW is the number of coordinates per column block: 32 float64s are
+// four cache lines per row and block.
+const blockW = 32
 
 func (r *rows) n() int { return len(r.kdiag) }
 
 func (r *rows) point(i int) []float64 { return r.x[i*r.d : (i+1)*r.d] }
 
-func (r *rows) row(i int) []float64 { return r.emb[i*r.stride : i*r.stride+r.m] }
+// load copies the first m coordinates of row j into dst (len >= m) and
+// returns dst[:m].
+func (r *rows) load(dst []float64, j, m int) []float64 {
+	dst = dst[:m]
+	for b := 0; b*blockW < m; b++ {
+		w := min(blockW, m-b*blockW)
+		copy(dst[b*blockW:b*blockW+w], r.blocks[b][j*blockW:j*blockW+w])
+	}
+	return dst
+}
 
-// ensureCoords makes room for m coordinates per row, re-laying out the
-// embedding with a larger stride (growth x1.5) when needed.
+// store copies src (the first len(src) coordinates) into row j.
+func (r *rows) store(j int, src []float64) {
+	m := len(src)
+	for b := 0; b*blockW < m; b++ {
+		w := min(blockW, m-b*blockW)
+		copy(r.blocks[b][j*blockW:j*blockW+w], src[b*blockW:b*blockW+w])
+	}
+}
+
+// dotRow returns v . z_j over the first len(v) coordinates of row j,
+// reading the row in place.
+func (r *rows) dotRow(j int, v []float64) float64 {
+	m := len(v)
+	var s float64
+	for b := 0; b*blockW < m; b++ {
+		w := min(blockW, m-b*blockW)
+		s += dot(v[b*blockW:b*blockW+w], r.blocks[b][j*blockW:j*blockW+w])
+	}
+	return s
+}
+
+// set writes coordinate c of row j.
+func (r *rows) set(j, c int, v float64) { r.blocks[c/blockW][j*blockW+c%blockW] = v }
+
+// ensureCoords makes room for m coordinates per row: new blocks are
+// allocated as needed; nothing moves.
 func (r *rows) ensureCoords(m int) {
-	if m <= r.stride {
-		return
+	for len(r.blocks)*blockW < m {
+		r.blocks = append(r.blocks, make([]float64, r.n()*blockW))
 	}
-	s := r.stride + r.stride/2
-	if s < 8 {
-		s = 8
-	}
-	if s < m {
-		s = m
-	}
-	r.setStride(s)
 }
 
-// setStride re-lays out the embedding with stride s. It reuses the
-// current buffer when it is large enough (rows move down when the stride
-// shrinks, up, last row first, when it grows; one serial memmove pass), so
-// compacting never allocates and a growth allocates only when the
-// capacity is exhausted; a new buffer gets half as much again in spare
-// capacity, so that the next growth reuses it (issue 13: no fresh
-// allocation of the whole embedding per growth).
-func (r *rows) setStride(s int) {
-	n := r.n()
-	if s < 1 {
-		s = 1
+// trimBlocks frees blocks beyond the one after the last in use (one spare
+// is kept so that a dictionary oscillating around a block boundary does
+// not allocate).
+func (r *rows) trimBlocks() {
+	need := (r.m+blockW-1)/blockW + 1
+	for len(r.blocks) > need {
+		r.blocks[len(r.blocks)-1] = nil
+		r.blocks = r.blocks[:len(r.blocks)-1]
 	}
-	need := n * s
-	m := min(r.m, s)
-	if cap(r.emb) >= need {
-		e := r.emb[:max(need, len(r.emb))]
-		if s <= r.stride {
-			for i := 0; i < n; i++ {
-				copy(e[i*s:i*s+m], e[i*r.stride:i*r.stride+m])
-			}
-		} else {
-			for i := n - 1; i >= 0; i-- {
-				copy(e[i*s:i*s+m], e[i*r.stride:i*r.stride+m])
-			}
-		}
-		r.emb, r.stride = e[:need], s
-		return
-	}
-	e := make([]float64, need, need+need/2+s)
-	for i := 0; i < n; i++ {
-		copy(e[i*s:i*s+m], r.emb[i*r.stride:i*r.stride+m])
-	}
-	r.emb, r.stride = e, s
 }
 
-// add appends a point with the given initial embedding, mean and variance.
+// add appends a point with the given initial embedding (len r.m), mean
+// and variance.
 func (r *rows) add(x []float64, kxx float64, z []float64, mean, vari float64) int {
 	r.x = append(r.x, x...)
 	r.kdiag = append(r.kdiag, kxx)
-	if r.stride == 0 {
-		r.stride = 8
-	}
-	r.ensureCoords(r.m)
-	start := len(r.emb)
-	r.emb = append(r.emb, make([]float64, r.stride)...)
-	copy(r.emb[start:start+r.m], z)
 	r.mean = append(r.mean, mean)
 	r.vari = append(r.vari, vari)
-	return r.n() - 1
+	j := r.n() - 1
+	for b := range r.blocks {
+		r.blocks[b] = append(r.blocks[b], make([]float64, blockW)...)
+	}
+	r.ensureCoords(r.m)
+	r.store(j, z[:r.m])
+	return j
 }
 
 func newRows(k kernel.Kernel, x *mat.Dense) (*rows, error) {
 	n, d := x.Dims()
-	r := &rows{d: d, stride: 8}
+	r := &rows{d: d}
 	r.x = make([]float64, 0, n*d)
 	raw := x.RawMatrix()
 	for i := 0; i < n; i++ {
@@ -116,7 +131,6 @@ func newRows(k kernel.Kernel, x *mat.Dense) (*rows, error) {
 	for i := range r.kdiag {
 		r.kdiag[i] = kernel.Diag(k, r.point(i))
 	}
-	r.emb = make([]float64, n*r.stride)
 	r.mean = make([]float64, n)
 	r.vari = make([]float64, n)
 	return r, nil
