@@ -376,7 +376,6 @@ func (g *DTC) snapshotPre(i int) {
 	g.preValid = true
 }
 
-
 // SetRebuildAlways makes the posterior rebuild from scratch after every
 // observation and dictionary change (O(A m^2) each), as BKB's Algorithm 1
 // states it, instead of updating incrementally. The results are the same
