@@ -218,14 +218,10 @@ func (g *DTC) planAdd(i int) {
 	s := g.lambda
 	var bn float64
 	if !dead {
-		row := g.floats(m)
 		for _, j := range g.observed {
-			r.load(row, j, m)
-			c := (g.k.Eval(r.point(j), xp) - dot(zp, row)) / d
+			c := (g.k.Eval(r.point(j), xp) - r.dotRow(j, zp)) / d
 			wc := float64(g.count[j]) * c
-			for a := 0; a < m; a++ {
-				u[a] += wc * row[a]
-			}
+			r.axpyRow(u, wc, j)
 			s += wc * c
 			bn += c * g.ysum[j]
 		}

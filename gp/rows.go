@@ -75,6 +75,19 @@ func (r *rows) dotRow(j int, v []float64) float64 {
 	return s
 }
 
+// axpyRow adds alpha * z_j (its first len(dst) coordinates) to dst,
+// reading the row in place.
+func (r *rows) axpyRow(dst []float64, alpha float64, j int) {
+	m := len(dst)
+	for b := 0; b*blockW < m; b++ {
+		w := min(blockW, m-b*blockW)
+		d, z := dst[b*blockW:b*blockW+w], r.blocks[b][j*blockW:j*blockW+w]
+		for i, v := range z {
+			d[i] += alpha * v
+		}
+	}
+}
+
 // set writes coordinate c of row j.
 func (r *rows) set(j, c int, v float64) { r.blocks[c/blockW][j*blockW+c%blockW] = v }
 
