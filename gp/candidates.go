@@ -106,16 +106,19 @@ func (r *rows) gather(order []int, saved map[int]*savedRow) {
 		}
 		copy(r.x[k*r.d:(k+1)*r.d], r.x[i*r.d:(i+1)*r.d])
 		r.kdiag[k], r.mean[k], r.vari[k] = r.kdiag[i], r.mean[i], r.vari[i]
-		for b, blk := range r.blocks {
-			if b*blockW < r.m {
-				copy(blk[k*blockW:(k+1)*blockW], blk[i*blockW:(i+1)*blockW])
-			}
-		}
+		copy(r.slot(k)[:r.m], r.slot(i)[:r.m])
 	}
 	n := len(order)
 	r.x, r.kdiag, r.mean, r.vari = r.x[:n*r.d], r.kdiag[:n], r.mean[:n], r.vari[:n]
-	for b := range r.blocks {
-		r.blocks[b] = r.blocks[b][:n*blockW]
+	if r.stride > 0 {
+		nc := (n + r.rpc - 1) / r.rpc
+		for c := nc; c < len(r.chunks); c++ {
+			r.chunks[c] = nil
+		}
+		r.chunks = r.chunks[:nc]
+		if nc > 0 {
+			r.chunks[nc-1] = r.chunks[nc-1][:(n-(nc-1)*r.rpc)*r.stride]
+		}
 	}
 }
 

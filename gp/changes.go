@@ -81,26 +81,19 @@ func (o *chgOp) apply(g *DTC, row, x []float64, vari float64) float64 {
 }
 
 // chgPass applies every planned op to the rows not brought up to date in
-// planning, and sets every row's mean to beta.z. Each row is loaded into a
-// contiguous scratch row (in L1), every op applied, and stored back.
+// planning, and sets every row's mean to beta.z, in place.
 type chgPass struct {
 	g       *DTC
-	width   int // scratch width: the most coordinates any op touches
 	clamped atomic.Int64
 }
 
 func (p *chgPass) run(lo, hi int) {
 	g := p.g
 	r, ops, m := g.r, g.ops, len(g.beta)
-	m0 := 0
-	if len(ops) > 0 {
-		m0 = ops[0].m
-	}
-	row := make([]float64, p.width)
 	var clamped int64
 	for j := lo; j < hi; j++ {
+		row := r.slot(j) // stride >= every op's width (applyChanges)
 		if !g.early(j) {
-			r.load(row, j, m0)
 			x := r.point(j)
 			v := r.vari[j]
 			for k := range ops {
@@ -111,11 +104,8 @@ func (p *chgPass) run(lo, hi int) {
 				clamped++
 			}
 			r.vari[j] = v
-			r.store(j, row[:m])
-			r.mean[j] = dot(g.beta, row[:m])
-		} else {
-			r.mean[j] = r.dotRow(j, g.beta)
 		}
+		r.mean[j] = dot(g.beta, row[:m])
 	}
 	if clamped > 0 {
 		p.clamped.Add(clamped)
@@ -139,15 +129,8 @@ func (g *DTC) ensureV(m int) {
 // and of points entering S.
 func (g *DTC) applyEarly(o *chgOp) {
 	r := g.r
-	row := g.floats(o.m + 1)
 	one := func(j int) {
-		r.load(row, j, o.m)
-		v := o.apply(g, row, r.point(j), r.vari[j])
-		n := o.m + 1
-		if o.remove {
-			n = o.m - 1
-		}
-		r.store(j, row[:n])
+		v := o.apply(g, r.slot(j), r.point(j), r.vari[j])
 		if v < 0 {
 			v = 0
 			g.clamps++
@@ -310,9 +293,8 @@ func (g *DTC) applyChanges(rem, add []int) error {
 	r.m = g.ny.Size()
 	// The ops need V's factor, not beta: one solve for all of them.
 	g.solveV(g.beta, g.b)
-	g.chg.g, g.chg.width = g, width
+	g.chg.g = g
 	runRows(r.n(), &g.chg, &g.wg)
-	r.trimBlocks()
 	g.clamps += int(g.chg.clamped.Swap(0))
 	for _, i := range add {
 		g.mark[i] = false

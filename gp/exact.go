@@ -117,7 +117,7 @@ func (g *Exact) SetCandidates(x *mat.Dense) error {
 }
 
 // Reserve preallocates room for t observations (the factor and, with
-// candidates, the A x t matrix of c(x) columns, in blocks of 32 columns).
+// candidates, the A x t matrix of c(x) columns).
 func (g *Exact) Reserve(t int) {
 	g.l.Reserve(t)
 	if g.cand != nil {
