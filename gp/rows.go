@@ -31,6 +31,7 @@ type rows struct {
 	x      []float64 // n x d
 	kdiag  []float64
 	chunks [][]float64 // rpc rows of stride numbers each (the last may be shorter)
+	spare  [][]float64 // full-size chunks kept for the next re-layout
 	stride int
 	rpc    int // rows per chunk
 	m      int // coordinates in use
@@ -101,7 +102,7 @@ func (r *rows) setStride(s int) {
 	rpc := max(1, chunkFloats/s)
 	old, oldRPC, oldStride := r.chunks, r.rpc, r.stride
 	w := min(r.m, s)
-	var free [][]float64
+	free := r.spare // full-size chunks left over by earlier re-layouts
 	var out [][]float64
 	var cur []float64
 	for j := 0; j < n; j++ {
@@ -131,6 +132,16 @@ func (r *rows) setStride(s int) {
 				free = append(free, old[c])
 				old[c] = nil
 			}
+		}
+	}
+	// Chunks not reused (the table shrank, or rounding) are kept for the
+	// next growth rather than left to the garbage collector, which with
+	// few allocations runs rarely: the heap stays within the largest
+	// table so far plus one chunk.
+	r.spare = r.spare[:0]
+	for _, f := range free {
+		if cap(f) >= chunkFloats {
+			r.spare = append(r.spare, f[:0])
 		}
 	}
 	r.chunks, r.rpc, r.stride = out, rpc, s
