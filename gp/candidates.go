@@ -153,6 +153,7 @@ func (r *rows) put(k int, s *savedRow) {
 // make room (their row numbers, as Observe returned them, change by the
 // number added; Dictionary reports the new ones).
 func (g *DTC) AddCandidates(x *mat.Dense) (first int, err error) {
+	g.flush()
 	if _, c := x.Dims(); c != g.dim {
 		return 0, fmt.Errorf("gp: candidates have dimension %d, want %d", c, g.dim)
 	}
@@ -203,6 +204,7 @@ func (g *DTC) AddCandidates(x *mat.Dense) (first int, err error) {
 // AddCandidates, so memory stays bounded by the candidates held at once
 // plus the observed points. O(A m).
 func (g *DTC) RetireCandidates(retire []int) (newIndex []int, err error) {
+	g.flush()
 	nc := g.nc
 	drop := make([]bool, nc)
 	for _, i := range retire {

@@ -84,6 +84,7 @@ func (o *chgOp) apply(g *DTC, row, x []float64, vari float64) float64 {
 // planning, and sets every row's mean to beta.z, in place.
 type chgPass struct {
 	g       *DTC
+	obs     bool // a deferred observation pass is fused into this one
 	clamped atomic.Int64
 }
 
@@ -96,6 +97,13 @@ func (p *chgPass) run(lo, hi int) {
 		if !g.early(j) {
 			x := r.point(j)
 			v := r.vari[j]
+			if p.obs {
+				// The deferred observation's rank-one variance update,
+				// on the embedding before the changes (its mean update
+				// is superseded by beta.z below).
+				s := dot(g.obsPass.v, row[:len(g.obsPass.v)])
+				v -= s * s / g.obsPass.denom
+			}
 			for k := range ops {
 				v = ops[k].apply(g, row, x, v)
 			}
@@ -250,6 +258,26 @@ func (g *DTC) applyChanges(rem, add []int) error {
 	m0 := g.ny.Size()
 	g.ops = g.ops[:0]
 	g.suspect = false
+	// A deferred observation pass is fused into this one: the rows used
+	// while planning get its variance update now, the others in chgPass.
+	obs := g.obsPending
+	g.obsPending = false
+	if obs {
+		o := &g.obsPass
+		early := func(j int) {
+			s := r.dotRow(j, o.v)
+			r.mean[j] += s * o.gain
+			r.vari[j] = clampVar(r.vari[j]-s*s/o.denom, &g.clamps)
+		}
+		for _, j := range g.observed {
+			early(j)
+		}
+		for _, j := range add {
+			if g.count[j] == 0 {
+				early(j)
+			}
+		}
+	}
 	g.rotBuf = g.rotBuf[:0]
 	g.arena = g.arena[:0]
 	g.pendingAdd = add
@@ -293,7 +321,7 @@ func (g *DTC) applyChanges(rem, add []int) error {
 	r.m = g.ny.Size()
 	// The ops need V's factor, not beta: one solve for all of them.
 	g.solveV(g.beta, g.b)
-	g.chg.g = g
+	g.chg.g, g.chg.obs = g, obs
 	runRows(r.n(), &g.chg, &g.wg)
 	g.clamps += int(g.chg.clamped.Swap(0))
 	for _, i := range add {

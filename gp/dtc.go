@@ -116,6 +116,10 @@ type DTC struct {
 	repivots int  // rebuilds in pivoted order that suspect pivots caused
 	clamps   int  // negative variances set to 0
 
+	// A deferred per-observation pass (see observeRow and flush).
+	obsPending bool
+	obsV       []float64
+
 	want                     []bool // scratch flags of SetDictionary
 	remBuf, addBuf, orderBuf []int
 	condJitter               int // jitter of ConditionalVariances' factorizations
@@ -210,11 +214,11 @@ func (g *DTC) NumCandidates() int { return g.nc }
 
 // Means returns mu~ of every candidate. The slice aliases internal state;
 // it is valid until the next call that adds a non-candidate point.
-func (g *DTC) Means() []float64 { return g.r.mean[:g.nc] }
+func (g *DTC) Means() []float64 { g.flush(); return g.r.mean[:g.nc] }
 
 // Variances returns sigma~^2 (1/lambda scale) of every candidate, aliasing
 // internal state like Means.
-func (g *DTC) Variances() []float64 { return g.r.vari[:g.nc] }
+func (g *DTC) Variances() []float64 { g.flush(); return g.r.vari[:g.nc] }
 
 // DictionarySize returns m = |S|.
 func (g *DTC) DictionarySize() int { return len(g.dict) }
@@ -243,6 +247,7 @@ func (g *DTC) Count(i int) int { return g.count[i] }
 // beta uses (each sigma~^2 of an observed point is its approximate ridge
 // leverage score).
 func (g *DTC) EffectiveDimension() float64 {
+	g.flush()
 	var s float64
 	for _, i := range g.observed {
 		s += float64(g.count[i]) * g.r.vari[i]
@@ -292,6 +297,7 @@ func pointKey(x []float64) string {
 // Observe adds the observation y at point x (not necessarily a candidate;
 // a new point becomes a row of its own) and returns its row.
 func (g *DTC) Observe(x []float64, y float64) (row int, err error) {
+	g.flush() // a new row is computed from the current V and beta
 	if err := checkPoint(x, g.dim); err != nil {
 		return -1, err
 	}
@@ -319,6 +325,7 @@ func (g *DTC) ObserveCandidate(i int, y float64) error {
 }
 
 func (g *DTC) observeRow(i int, y float64) error {
+	g.flush()
 	g.snapshotPre(i)
 	if g.rebuildAlways {
 		if g.count[i] == 0 {
@@ -358,10 +365,25 @@ func (g *DTC) observeRow(i int, y float64) error {
 	if m == 0 {
 		return nil
 	}
-	g.obsPass.r, g.obsPass.v, g.obsPass.gain, g.obsPass.denom = r, v, resid/denom, denom
-	runRows(r.n(), &g.obsPass, &g.wg)
-	g.clamps += int(g.obsPass.clamped.Swap(0))
+	// The pass over the rows is deferred: if a dictionary change follows
+	// (the resampling right after the observation), it is fused into the
+	// change's pass (changes.go); otherwise the next read of the means or
+	// variances runs it (flush).
+	g.obsV = append(g.obsV[:0], v...)
+	g.obsPass.r, g.obsPass.v, g.obsPass.gain, g.obsPass.denom = r, g.obsV, resid/denom, denom
+	g.obsPending = true
 	return nil
+}
+
+// flush runs the deferred per-observation pass, if any: one pass over the
+// rows, O(A m).
+func (g *DTC) flush() {
+	if !g.obsPending {
+		return
+	}
+	g.obsPending = false
+	runRows(g.r.n(), &g.obsPass, &g.wg)
+	g.clamps += int(g.obsPass.clamped.Swap(0))
 }
 
 // snapshotPre records, before each observation (of row i), the variances
@@ -401,6 +423,7 @@ func (g *DTC) SetRebuildAlways(on bool) { g.rebuildAlways = on }
 func (g *DTC) Rebuild() error { return g.rebuild() }
 
 func (g *DTC) rebuild() error {
+	g.obsPending = false // everything is recomputed
 	g.rebuilds++
 	g.sinceChange = 0
 	r := g.r
@@ -538,6 +561,7 @@ func (g *DTC) Predict(x []float64) (mean, variance float64, err error) {
 // bkb.md, with counts as in batch-bkb). Resample itself uses the
 // variances before the newest observation; see Resample.
 func (g *DTC) InclusionProbability(i int, qbar float64) float64 {
+	g.flush()
 	return math.Min(1, qbar*g.r.vari[i]*float64(g.count[i]))
 }
 
@@ -576,6 +600,9 @@ func (g *DTC) SetLeverageAfterObservation(on bool) { g.leverageAfter = on }
 func (g *DTC) Resample(src Uniform, qbar float64) (added, removed int, err error) {
 	if !(qbar > 0) {
 		return 0, 0, fmt.Errorf("gp: qbar must be positive, got %v", qbar)
+	}
+	if !g.preValid || g.leverageAfter {
+		g.flush()
 	}
 	g.sel = g.sel[:0]
 	if g.firstDictionary() {
@@ -635,6 +662,9 @@ func (g *DTC) applySelection() (added, removed int, err error) {
 func (g *DTC) ResampleIncremental(src Uniform, qbar float64) (added, removed int, err error) {
 	if !(qbar > 0) {
 		return 0, 0, fmt.Errorf("gp: qbar must be positive, got %v", qbar)
+	}
+	if !g.preValid || g.leverageAfter {
+		g.flush()
 	}
 	g.sel = g.sel[:0]
 	if g.firstDictionary() {

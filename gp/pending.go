@@ -79,6 +79,7 @@ func (g *Exact) ConditionalVariances(dst []float64, pending []int) error {
 // These are the fantasy rank-one updates BBKB uses to choose a batch.
 // O(A m p + p m^2).
 func (g *DTC) ConditionalVariances(dst []float64, pending []int) error {
+	g.flush()
 	if err := checkPending(dst, pending, g.nc); err != nil {
 		return err
 	}
