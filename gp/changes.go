@@ -32,11 +32,16 @@ type chgOp struct {
 	d     float64
 	xp    []float64
 	dead  bool
+	// The mean moves by coef*t, t = c - gv.z (block inverse of V):
+	// addition coef = alpha = (b_new - u.beta)/schur, the new entry of
+	// beta; removal coef = -beta_last, the rotated beta's last entry.
+	coef float64
 }
 
 // apply applies the op to the embedding row (capacity >= max(m, m+1)) of
-// the point x and returns the new variance.
-func (o *chgOp) apply(g *DTC, row, x []float64, vari float64) float64 {
+// the point x and returns the new variance and mean, each updated in O(1)
+// from the inner products the new coordinate needs anyway.
+func (o *chgOp) apply(g *DTC, row, x []float64, vari, mean float64) (float64, float64) {
 	lam := g.lambda
 	if o.remove {
 		// The rotations of one removal act on consecutive coordinate pairs
@@ -66,22 +71,22 @@ func (o *chgOp) apply(g *DTC, row, x []float64, vari float64) float64 {
 		c := row[mm]
 		row[mm] = 0
 		t := c - gz
-		return vari + c*c/lam - t*t/o.schur
+		return vari + c*c/lam - t*t/o.schur, mean + o.coef*t
 	}
 	m := o.m
 	if o.dead {
 		row[m] = 0
-		return vari
+		return vari, mean
 	}
 	pz, gz := dot2(o.zp, o.gv, row[:m])
 	c := (g.k.Eval(x, o.xp) - pz) / o.d
 	row[m] = c
 	t := c - gz
-	return vari - c*c/lam + t*t/o.schur
+	return vari - c*c/lam + t*t/o.schur, mean + o.coef*t
 }
 
 // chgPass applies every planned op to the rows not brought up to date in
-// planning, and sets every row's mean to beta.z, in place.
+// planning, in place.
 type chgPass struct {
 	g       *DTC
 	obs     bool // a deferred observation pass is fused into this one
@@ -90,30 +95,30 @@ type chgPass struct {
 
 func (p *chgPass) run(lo, hi int) {
 	g := p.g
-	r, ops, m := g.r, g.ops, len(g.beta)
+	r, ops := g.r, g.ops
 	var clamped int64
 	for j := lo; j < hi; j++ {
-		row := r.slot(j) // stride >= every op's width (applyChanges)
-		if !g.early(j) {
-			x := r.point(j)
-			v := r.vari[j]
-			if p.obs {
-				// The deferred observation's rank-one variance update,
-				// on the embedding before the changes (its mean update
-				// is superseded by beta.z below).
-				s := dot(g.obsPass.v, row[:len(g.obsPass.v)])
-				v -= s * s / g.obsPass.denom
-			}
-			for k := range ops {
-				v = ops[k].apply(g, row, x, v)
-			}
-			if v < 0 {
-				v = 0
-				clamped++
-			}
-			r.vari[j] = v
+		if g.early(j) {
+			continue
 		}
-		r.mean[j] = dot(g.beta, row[:m])
+		row := r.slot(j) // stride >= every op's width (applyChanges)
+		x := r.point(j)
+		v, mu := r.vari[j], r.mean[j]
+		if p.obs {
+			// The deferred observation's rank-one update, on the
+			// embedding before the changes.
+			s := dot(g.obsPass.v, row[:len(g.obsPass.v)])
+			v -= s * s / g.obsPass.denom
+			mu += s * g.obsPass.gain
+		}
+		for k := range ops {
+			v, mu = ops[k].apply(g, row, x, v, mu)
+		}
+		if v < 0 {
+			v = 0
+			clamped++
+		}
+		r.vari[j], r.mean[j] = v, mu
 	}
 	if clamped > 0 {
 		p.clamped.Add(clamped)
@@ -138,7 +143,8 @@ func (g *DTC) ensureV(m int) {
 func (g *DTC) applyEarly(o *chgOp) {
 	r := g.r
 	one := func(j int) {
-		v := o.apply(g, r.slot(j), r.point(j), r.vari[j])
+		v, mu := o.apply(g, r.slot(j), r.point(j), r.vari[j], r.mean[j])
+		r.mean[j] = mu
 		if v < 0 {
 			v = 0
 			g.clamps++
@@ -168,6 +174,7 @@ func (g *DTC) planRemove(i int) {
 	g.vf.RotateRows(rots)
 	for _, q := range rots {
 		q.Apply(g.b)
+		q.Apply(g.beta)
 	}
 	mm := m - 1
 	last := g.vf.Row(mm)
@@ -179,9 +186,15 @@ func (g *DTC) planRemove(i int) {
 	// row of R), so V'^{-1} u = R11^{-T} r and the Schur complement
 	// s - u^T V'^{-1} u is d^2.
 	g.vf.SolveLT(gv)
+	// beta' = beta_1 + gv beta_last (block inverse), and every mean moves
+	// by -beta_last t.
+	bl := g.beta[mm]
 	g.b = g.b[:mm]
-	g.beta = g.beta[:mm] // solved once, after the last op (applyChanges)
-	g.ops = append(g.ops, chgOp{remove: true, m: m, rots: rots, gv: gv, schur: d * d})
+	g.beta = g.beta[:mm]
+	for a, v := range gv {
+		g.beta[a] += v * bl
+	}
+	g.ops = append(g.ops, chgOp{remove: true, m: m, rots: rots, gv: gv, schur: d * d, coef: -bl})
 	g.dict = append(g.dict[:j], g.dict[j+1:]...)
 	for p := j; p < len(g.dict); p++ {
 		g.pos[g.dict[p]] = p
@@ -220,6 +233,7 @@ func (g *DTC) planAdd(i int) {
 	// w = R^{-1} u is both the new row of V's factor and half of
 	// gv = V^{-1} u = R^{-T} w; the Schur complement s - u.gv = s - ||w||^2
 	// is the new pivot squared. Two triangular solves instead of four.
+	ub := dot(u, g.beta)
 	g.vf.SolveL(u)
 	gv := g.floats(m)
 	copy(gv, u)
@@ -227,8 +241,15 @@ func (g *DTC) planAdd(i int) {
 	o.gv = gv
 	o.schur = s - dot(u, u)
 	g.vf.AppendSolved(u, s)
+	// beta' = [beta - gv alpha; alpha], alpha = (b_new - u.beta)/schur,
+	// and every mean moves by alpha t.
+	alpha := (bn - ub) / o.schur
+	for a, v := range gv {
+		g.beta[a] -= v * alpha
+	}
+	o.coef = alpha
 	g.b = append(g.b, bn)
-	g.beta = append(g.beta, 0) // solved once, after the last op
+	g.beta = append(g.beta, alpha)
 	g.ops = append(g.ops, o)
 	g.pos[i] = m
 	g.dict = append(g.dict, i)
@@ -319,7 +340,8 @@ func (g *DTC) applyChanges(rem, add []int) error {
 		g.planAdd(i)
 	}
 	r.m = g.ny.Size()
-	// The ops need V's factor, not beta: one solve for all of them.
+	// beta was carried through the ops by block updates; re-solve it once
+	// so that rounding does not accumulate across steps.
 	g.solveV(g.beta, g.b)
 	g.chg.g, g.chg.obs = g, obs
 	runRows(r.n(), &g.chg, &g.wg)
