@@ -49,7 +49,7 @@ func appendRows(k kernel.Kernel, r *rows, x *mat.Dense, dim int, fill func(p []f
 // and variance k(x,x) - ||c||^2. Nothing is rebuilt.
 func (g *Exact) AddCandidates(x *mat.Dense) (first int, err error) {
 	if g.cand == nil {
-		g.cand = &rows{d: g.dim, stride: max(8, g.Len())}
+		g.cand = &rows{d: g.dim}
 		g.cand.m = g.Len()
 	}
 	return appendRows(g.k, g.cand, x, g.dim, func(p []float64, kxx float64, z []float64) (float64, float64) {
@@ -106,11 +106,20 @@ func (r *rows) gather(order []int, saved map[int]*savedRow) {
 		}
 		copy(r.x[k*r.d:(k+1)*r.d], r.x[i*r.d:(i+1)*r.d])
 		r.kdiag[k], r.mean[k], r.vari[k] = r.kdiag[i], r.mean[i], r.vari[i]
-		copy(r.emb[k*r.stride:k*r.stride+r.m], r.emb[i*r.stride:i*r.stride+r.m])
+		copy(r.slot(k)[:r.m], r.slot(i)[:r.m])
 	}
 	n := len(order)
 	r.x, r.kdiag, r.mean, r.vari = r.x[:n*r.d], r.kdiag[:n], r.mean[:n], r.vari[:n]
-	r.emb = r.emb[:n*r.stride]
+	if r.stride > 0 {
+		nc := (n + r.rpc - 1) / r.rpc
+		for c := nc; c < len(r.chunks); c++ {
+			r.chunks[c] = nil
+		}
+		r.chunks = r.chunks[:nc]
+		if nc > 0 {
+			r.chunks[nc-1] = r.chunks[nc-1][:(n-(nc-1)*r.rpc)*r.stride]
+		}
+	}
 }
 
 type savedRow struct {
@@ -123,14 +132,14 @@ type savedRow struct {
 func (r *rows) save(i int) *savedRow {
 	return &savedRow{
 		x:   append([]float64(nil), r.point(i)...),
-		z:   append([]float64(nil), r.emb[i*r.stride:i*r.stride+r.m]...),
+		z:   r.load(make([]float64, r.m), i, r.m),
 		kxx: r.kdiag[i], mean: r.mean[i], vari: r.vari[i],
 	}
 }
 
 func (r *rows) put(k int, s *savedRow) {
 	copy(r.x[k*r.d:(k+1)*r.d], s.x)
-	copy(r.emb[k*r.stride:k*r.stride+r.m], s.z)
+	r.store(k, s.z)
 	r.kdiag[k], r.mean[k], r.vari[k] = s.kxx, s.mean, s.vari
 }
 
@@ -144,6 +153,7 @@ func (r *rows) put(k int, s *savedRow) {
 // make room (their row numbers, as Observe returned them, change by the
 // number added; Dictionary reports the new ones).
 func (g *DTC) AddCandidates(x *mat.Dense) (first int, err error) {
+	g.flush()
 	if _, c := x.Dims(); c != g.dim {
 		return 0, fmt.Errorf("gp: candidates have dimension %d, want %d", c, g.dim)
 	}
@@ -194,6 +204,7 @@ func (g *DTC) AddCandidates(x *mat.Dense) (first int, err error) {
 // AddCandidates, so memory stays bounded by the candidates held at once
 // plus the observed points. O(A m).
 func (g *DTC) RetireCandidates(retire []int) (newIndex []int, err error) {
+	g.flush()
 	nc := g.nc
 	drop := make([]bool, nc)
 	for _, i := range retire {

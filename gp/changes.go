@@ -32,11 +32,16 @@ type chgOp struct {
 	d     float64
 	xp    []float64
 	dead  bool
+	// The mean moves by coef*t, t = c - gv.z (block inverse of V):
+	// addition coef = alpha = (b_new - u.beta)/schur, the new entry of
+	// beta; removal coef = -beta_last, the rotated beta's last entry.
+	coef float64
 }
 
 // apply applies the op to the embedding row (capacity >= max(m, m+1)) of
-// the point x and returns the new variance.
-func (o *chgOp) apply(g *DTC, row, x []float64, vari float64) float64 {
+// the point x and returns the new variance and mean, each updated in O(1)
+// from the inner products the new coordinate needs anyway.
+func (o *chgOp) apply(g *DTC, row, x []float64, vari, mean float64) (float64, float64) {
 	lam := g.lambda
 	if o.remove {
 		// The rotations of one removal act on consecutive coordinate pairs
@@ -66,46 +71,54 @@ func (o *chgOp) apply(g *DTC, row, x []float64, vari float64) float64 {
 		c := row[mm]
 		row[mm] = 0
 		t := c - gz
-		return vari + c*c/lam - t*t/o.schur
+		return vari + c*c/lam - t*t/o.schur, mean + o.coef*t
 	}
 	m := o.m
 	if o.dead {
 		row[m] = 0
-		return vari
+		return vari, mean
 	}
 	pz, gz := dot2(o.zp, o.gv, row[:m])
 	c := (g.k.Eval(x, o.xp) - pz) / o.d
 	row[m] = c
 	t := c - gz
-	return vari - c*c/lam + t*t/o.schur
+	return vari - c*c/lam + t*t/o.schur, mean + o.coef*t
 }
 
 // chgPass applies every planned op to the rows not brought up to date in
-// planning, and sets every row's mean to beta.z.
+// planning, in place.
 type chgPass struct {
 	g       *DTC
+	obs     bool // a deferred observation pass is fused into this one
 	clamped atomic.Int64
 }
 
 func (p *chgPass) run(lo, hi int) {
 	g := p.g
-	r, ops, m := g.r, g.ops, len(g.beta)
+	r, ops := g.r, g.ops
 	var clamped int64
 	for j := lo; j < hi; j++ {
-		row := r.emb[j*r.stride : (j+1)*r.stride]
-		if !g.early(j) {
-			x := r.point(j)
-			v := r.vari[j]
-			for k := range ops {
-				v = ops[k].apply(g, row, x, v)
-			}
-			if v < 0 {
-				v = 0
-				clamped++
-			}
-			r.vari[j] = v
+		if g.early(j) {
+			continue
 		}
-		r.mean[j] = dot(g.beta, row[:m])
+		row := r.slot(j) // stride >= every op's width (applyChanges)
+		x := r.point(j)
+		v, mu := r.vari[j], r.mean[j]
+		if p.obs {
+			// The deferred observation's rank-one update, on the
+			// embedding before the changes.
+			s := dot(g.obsPass.v, row[:len(g.obsPass.v)])
+			v -= s * s / g.obsPass.denom
+			mu += s * g.obsPass.gain
+		}
+		for k := range ops {
+			v, mu = ops[k].apply(g, row, x, v, mu)
+		}
+		if v < 0 {
+			v = 0
+			clamped++
+		}
+		r.vari[j], r.mean[j] = v, mu
 	}
 	if clamped > 0 {
 		p.clamped.Add(clamped)
@@ -130,8 +143,8 @@ func (g *DTC) ensureV(m int) {
 func (g *DTC) applyEarly(o *chgOp) {
 	r := g.r
 	one := func(j int) {
-		row := r.emb[j*r.stride : (j+1)*r.stride]
-		v := o.apply(g, row, r.point(j), r.vari[j])
+		v, mu := o.apply(g, r.slot(j), r.point(j), r.vari[j], r.mean[j])
+		r.mean[j] = mu
 		if v < 0 {
 			v = 0
 			g.clamps++
@@ -161,6 +174,7 @@ func (g *DTC) planRemove(i int) {
 	g.vf.RotateRows(rots)
 	for _, q := range rots {
 		q.Apply(g.b)
+		q.Apply(g.beta)
 	}
 	mm := m - 1
 	last := g.vf.Row(mm)
@@ -172,9 +186,15 @@ func (g *DTC) planRemove(i int) {
 	// row of R), so V'^{-1} u = R11^{-T} r and the Schur complement
 	// s - u^T V'^{-1} u is d^2.
 	g.vf.SolveLT(gv)
+	// beta' = beta_1 + gv beta_last (block inverse), and every mean moves
+	// by -beta_last t.
+	bl := g.beta[mm]
 	g.b = g.b[:mm]
-	g.beta = g.beta[:mm] // solved once, after the last op (applyChanges)
-	g.ops = append(g.ops, chgOp{remove: true, m: m, rots: rots, gv: gv, schur: d * d})
+	g.beta = g.beta[:mm]
+	for a, v := range gv {
+		g.beta[a] += v * bl
+	}
+	g.ops = append(g.ops, chgOp{remove: true, m: m, rots: rots, gv: gv, schur: d * d, coef: -bl})
 	g.dict = append(g.dict[:j], g.dict[j+1:]...)
 	for p := j; p < len(g.dict); p++ {
 		g.pos[g.dict[p]] = p
@@ -190,8 +210,7 @@ func (g *DTC) planRemove(i int) {
 func (g *DTC) planAdd(i int) {
 	m := g.ny.Size()
 	r := g.r
-	zp := g.floats(m)
-	copy(zp, r.emb[i*r.stride:i*r.stride+m])
+	zp := r.load(g.floats(m), i, m)
 	xp := r.point(i)
 	d, dead := g.ny.addExact(xp, zp, r.kdiag[i])
 	g.suspect = g.suspect || g.ny.suspect
@@ -204,12 +223,9 @@ func (g *DTC) planAdd(i int) {
 	var bn float64
 	if !dead {
 		for _, j := range g.observed {
-			row := r.emb[j*r.stride : j*r.stride+m]
-			c := (g.k.Eval(r.point(j), xp) - dot(zp, row)) / d
+			c := (g.k.Eval(r.point(j), xp) - r.dotRow(j, zp)) / d
 			wc := float64(g.count[j]) * c
-			for a := 0; a < m; a++ {
-				u[a] += wc * row[a]
-			}
+			r.axpyRow(u, wc, j)
 			s += wc * c
 			bn += c * g.ysum[j]
 		}
@@ -217,6 +233,7 @@ func (g *DTC) planAdd(i int) {
 	// w = R^{-1} u is both the new row of V's factor and half of
 	// gv = V^{-1} u = R^{-T} w; the Schur complement s - u.gv = s - ||w||^2
 	// is the new pivot squared. Two triangular solves instead of four.
+	ub := dot(u, g.beta)
 	g.vf.SolveL(u)
 	gv := g.floats(m)
 	copy(gv, u)
@@ -224,8 +241,15 @@ func (g *DTC) planAdd(i int) {
 	o.gv = gv
 	o.schur = s - dot(u, u)
 	g.vf.AppendSolved(u, s)
+	// beta' = [beta - gv alpha; alpha], alpha = (b_new - u.beta)/schur,
+	// and every mean moves by alpha t.
+	alpha := (bn - ub) / o.schur
+	for a, v := range gv {
+		g.beta[a] -= v * alpha
+	}
+	o.coef = alpha
 	g.b = append(g.b, bn)
-	g.beta = append(g.beta, 0) // solved once, after the last op
+	g.beta = append(g.beta, alpha)
 	g.ops = append(g.ops, o)
 	g.pos[i] = m
 	g.dict = append(g.dict, i)
@@ -255,6 +279,26 @@ func (g *DTC) applyChanges(rem, add []int) error {
 	m0 := g.ny.Size()
 	g.ops = g.ops[:0]
 	g.suspect = false
+	// A deferred observation pass is fused into this one: the rows used
+	// while planning get its variance update now, the others in chgPass.
+	obs := g.obsPending
+	g.obsPending = false
+	if obs {
+		o := &g.obsPass
+		early := func(j int) {
+			s := r.dotRow(j, o.v)
+			r.mean[j] += s * o.gain
+			r.vari[j] = clampVar(r.vari[j]-s*s/o.denom, &g.clamps)
+		}
+		for _, j := range g.observed {
+			early(j)
+		}
+		for _, j := range add {
+			if g.count[j] == 0 {
+				early(j)
+			}
+		}
+	}
 	g.rotBuf = g.rotBuf[:0]
 	g.arena = g.arena[:0]
 	g.pendingAdd = add
@@ -266,7 +310,8 @@ func (g *DTC) applyChanges(rem, add []int) error {
 	}
 	// Removals first (from the back, so fewer coordinates rotate), then
 	// revivals, then additions: the width never exceeds m0 + adds.
-	r.ensureCoords(max(m0, m0-len(rem)+len(add)))
+	width := max(m0, m0-len(rem)+len(add)) + 1
+	r.ensureCoords(width)
 	for k := len(rem) - 1; k >= 0; k-- {
 		g.planRemove(rem[k])
 	}
@@ -295,9 +340,10 @@ func (g *DTC) applyChanges(rem, add []int) error {
 		g.planAdd(i)
 	}
 	r.m = g.ny.Size()
-	// The ops need V's factor, not beta: one solve for all of them.
+	// beta was carried through the ops by block updates; re-solve it once
+	// so that rounding does not accumulate across steps.
 	g.solveV(g.beta, g.b)
-	g.chg.g = g
+	g.chg.g, g.chg.obs = g, obs
 	runRows(r.n(), &g.chg, &g.wg)
 	g.clamps += int(g.chg.clamped.Swap(0))
 	for _, i := range add {

@@ -84,7 +84,7 @@ type DTC struct {
 
 	changes  int
 	rebuilds int
-	// sinceChange counts observations since S last changed; see compactAfter.
+	// sinceChange counts observations since S last changed.
 	sinceChange int
 	// rebuildAlways makes every observation and dictionary change rebuild
 	// the posterior from scratch, as the paper's algorithm does.
@@ -116,6 +116,10 @@ type DTC struct {
 	repivots int  // rebuilds in pivoted order that suspect pivots caused
 	clamps   int  // negative variances set to 0
 
+	// A deferred per-observation pass (see observeRow and flush).
+	obsPending bool
+	obsV       []float64
+
 	want                     []bool // scratch flags of SetDictionary
 	remBuf, addBuf, orderBuf []int
 	condJitter               int // jitter of ConditionalVariances' factorizations
@@ -133,7 +137,7 @@ func (p *observePass) run(lo, hi int) {
 	r, v, m := p.r, p.v, len(p.v)
 	var clamped int64
 	for j := lo; j < hi; j++ {
-		s := dot(v, r.emb[j*r.stride:j*r.stride+m])
+		s := r.dotRow(j, v[:m])
 		r.mean[j] += s * p.gain
 		vj := r.vari[j] - s*s/p.denom
 		if vj < 0 {
@@ -160,7 +164,7 @@ func NewDTC(k kernel.Kernel, dim int, lambda float64) (*DTC, error) {
 	}
 	ny.exact = true
 	g := &DTC{k: k, dim: dim, lambda: lambda, ny: ny, extra: map[string]int{}}
-	g.r = &rows{d: dim, stride: 8}
+	g.r = &rows{d: dim}
 	return g, nil
 }
 
@@ -210,11 +214,11 @@ func (g *DTC) NumCandidates() int { return g.nc }
 
 // Means returns mu~ of every candidate. The slice aliases internal state;
 // it is valid until the next call that adds a non-candidate point.
-func (g *DTC) Means() []float64 { return g.r.mean[:g.nc] }
+func (g *DTC) Means() []float64 { g.flush(); return g.r.mean[:g.nc] }
 
 // Variances returns sigma~^2 (1/lambda scale) of every candidate, aliasing
 // internal state like Means.
-func (g *DTC) Variances() []float64 { return g.r.vari[:g.nc] }
+func (g *DTC) Variances() []float64 { g.flush(); return g.r.vari[:g.nc] }
 
 // DictionarySize returns m = |S|.
 func (g *DTC) DictionarySize() int { return len(g.dict) }
@@ -243,6 +247,7 @@ func (g *DTC) Count(i int) int { return g.count[i] }
 // beta uses (each sigma~^2 of an observed point is its approximate ridge
 // leverage score).
 func (g *DTC) EffectiveDimension() float64 {
+	g.flush()
 	var s float64
 	for _, i := range g.observed {
 		s += float64(g.count[i]) * g.r.vari[i]
@@ -292,6 +297,7 @@ func pointKey(x []float64) string {
 // Observe adds the observation y at point x (not necessarily a candidate;
 // a new point becomes a row of its own) and returns its row.
 func (g *DTC) Observe(x []float64, y float64) (row int, err error) {
+	g.flush() // a new row is computed from the current V and beta
 	if err := checkPoint(x, g.dim); err != nil {
 		return -1, err
 	}
@@ -319,6 +325,7 @@ func (g *DTC) ObserveCandidate(i int, y float64) error {
 }
 
 func (g *DTC) observeRow(i int, y float64) error {
+	g.flush()
 	g.snapshotPre(i)
 	if g.rebuildAlways {
 		if g.count[i] == 0 {
@@ -332,11 +339,10 @@ func (g *DTC) observeRow(i int, y float64) error {
 	m := g.ny.Size()
 	r := g.r
 	g.sinceChange++
-	if g.sinceChange == compactAfter && m > 0 && r.stride > m+m/16 {
-		r.setStride(m)
+	if g.sinceChange == compactAfter {
+		r.compact()
 	}
-	zn := g.buf(&g.w1, m)
-	copy(zn, r.row(i))
+	zn := r.load(g.buf(&g.w1, m), i, m)
 	v := g.solveV(g.buf(&g.w2, m), zn)
 	denom := 1 + dot(zn, v)
 	resid := y - r.mean[i]
@@ -359,10 +365,25 @@ func (g *DTC) observeRow(i int, y float64) error {
 	if m == 0 {
 		return nil
 	}
-	g.obsPass.r, g.obsPass.v, g.obsPass.gain, g.obsPass.denom = r, v, resid/denom, denom
-	runRows(r.n(), &g.obsPass, &g.wg)
-	g.clamps += int(g.obsPass.clamped.Swap(0))
+	// The pass over the rows is deferred: if a dictionary change follows
+	// (the resampling right after the observation), it is fused into the
+	// change's pass (changes.go); otherwise the next read of the means or
+	// variances runs it (flush).
+	g.obsV = append(g.obsV[:0], v...)
+	g.obsPass.r, g.obsPass.v, g.obsPass.gain, g.obsPass.denom = r, g.obsV, resid/denom, denom
+	g.obsPending = true
 	return nil
+}
+
+// flush runs the deferred per-observation pass, if any: one pass over the
+// rows, O(A m).
+func (g *DTC) flush() {
+	if !g.obsPending {
+		return
+	}
+	g.obsPending = false
+	runRows(g.r.n(), &g.obsPass, &g.wg)
+	g.clamps += int(g.obsPass.clamped.Swap(0))
 }
 
 // snapshotPre records, before each observation (of row i), the variances
@@ -402,6 +423,7 @@ func (g *DTC) SetRebuildAlways(on bool) { g.rebuildAlways = on }
 func (g *DTC) Rebuild() error { return g.rebuild() }
 
 func (g *DTC) rebuild() error {
+	g.obsPending = false // everything is recomputed
 	g.rebuilds++
 	g.sinceChange = 0
 	r := g.r
@@ -410,10 +432,11 @@ func (g *DTC) rebuild() error {
 	r.ensureCoords(m)
 	r.m = m
 	parallelFor(r.n(), func(lo, hi int) {
+		z := make([]float64, m)
 		for j := lo; j < hi; j++ {
-			z := r.emb[j*r.stride : j*r.stride+m]
 			g.ny.KernelColumn(z, r.point(j))
 			g.ny.l.SolveL(z)
+			r.store(j, z)
 		}
 	})
 	g.ensureV(m)
@@ -426,8 +449,9 @@ func (g *DTC) rebuild() error {
 		va[a] = g.lambda
 	}
 	g.b = append(g.b[:0], make([]float64, m)...)
+	z := make([]float64, m)
 	for _, j := range g.observed {
-		z := r.row(j)
+		r.load(z, j, m)
 		w := float64(g.count[j])
 		for a := 0; a < m; a++ {
 			wa := w * z[a]
@@ -448,9 +472,9 @@ func (g *DTC) rebuild() error {
 	var clamped atomic.Int64
 	defer func() { g.clamps += int(clamped.Load()) }()
 	parallelFor(r.n(), func(lo, hi int) {
-		q := make([]float64, m)
+		q, z := make([]float64, m), make([]float64, m)
 		for j := lo; j < hi; j++ {
-			z := r.row(j)
+			r.load(z, j, m)
 			copy(q, z)
 			g.vf.SolveL(q)
 			res := r.kdiag[j] - dot(z, z)
@@ -537,6 +561,7 @@ func (g *DTC) Predict(x []float64) (mean, variance float64, err error) {
 // bkb.md, with counts as in batch-bkb). Resample itself uses the
 // variances before the newest observation; see Resample.
 func (g *DTC) InclusionProbability(i int, qbar float64) float64 {
+	g.flush()
 	return math.Min(1, qbar*g.r.vari[i]*float64(g.count[i]))
 }
 
@@ -575,6 +600,9 @@ func (g *DTC) SetLeverageAfterObservation(on bool) { g.leverageAfter = on }
 func (g *DTC) Resample(src Uniform, qbar float64) (added, removed int, err error) {
 	if !(qbar > 0) {
 		return 0, 0, fmt.Errorf("gp: qbar must be positive, got %v", qbar)
+	}
+	if !g.preValid || g.leverageAfter {
+		g.flush()
 	}
 	g.sel = g.sel[:0]
 	if g.firstDictionary() {
@@ -634,6 +662,9 @@ func (g *DTC) applySelection() (added, removed int, err error) {
 func (g *DTC) ResampleIncremental(src Uniform, qbar float64) (added, removed int, err error) {
 	if !(qbar > 0) {
 		return 0, 0, fmt.Errorf("gp: qbar must be positive, got %v", qbar)
+	}
+	if !g.preValid || g.leverageAfter {
+		g.flush()
 	}
 	g.sel = g.sel[:0]
 	if g.firstDictionary() {

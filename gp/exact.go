@@ -68,9 +68,8 @@ func (p *exactPass) run(lo, hi int) {
 		}
 	}()
 	for i := lo; i < hi; i++ {
-		row := c.emb[i*c.stride : i*c.stride+t+1]
-		cn := (g.k.Eval(c.x[i*c.d:(i+1)*c.d], p.x) - dot(l, row[:t])) / p.d
-		row[t] = cn
+		cn := (g.k.Eval(c.x[i*c.d:(i+1)*c.d], p.x) - c.dotRow(i, l)) / p.d
+		c.set(i, t, cn)
 		c.mean[i] += cn * p.a
 		v := c.vari[i] - cn*cn
 		if v < 0 {
@@ -121,8 +120,8 @@ func (g *Exact) SetCandidates(x *mat.Dense) error {
 // candidates, the A x t matrix of c(x) columns).
 func (g *Exact) Reserve(t int) {
 	g.l.Reserve(t)
-	if g.cand != nil && t > g.cand.stride {
-		g.cand.setStride(t)
+	if g.cand != nil {
+		g.cand.ensureCoords(t)
 	}
 }
 
@@ -187,8 +186,7 @@ func (g *Exact) ObserveCandidate(i int, y float64) error {
 	if cap(g.work) < t+1 {
 		g.work = make([]float64, t+1, 2*t+16)
 	}
-	l := g.work[:t]
-	copy(l, g.cand.row(i))
+	l := g.cand.load(g.work, i, t)
 	g.observe(g.cand.point(i), y, l)
 	return nil
 }
@@ -289,13 +287,14 @@ func (g *Exact) Rebuild() error {
 	c.m = t
 	var clamped atomic.Int64
 	parallelFor(c.n(), func(lo, hi int) {
+		row := make([]float64, t)
 		for i := lo; i < hi; i++ {
-			row := c.emb[i*c.stride : i*c.stride+t]
 			x := c.point(i)
 			for s := 0; s < t; s++ {
 				row[s] = g.k.Eval(g.obs[s*g.dim:(s+1)*g.dim], x)
 			}
 			g.l.SolveL(row)
+			c.store(i, row)
 			c.mean[i] = dot(row, g.alpha)
 			v := c.kdiag[i] - dot(row, row)
 			if v < 0 {

@@ -330,6 +330,7 @@ func TestDTCIncrementalEqualsRebuild(t *testing.T) {
 		if g.DictionaryChanges() < 50 {
 			t.Fatalf("only %d dictionary changes: the test exercises too little", g.DictionaryChanges())
 		}
+		g.flush()
 		mean := append([]float64(nil), g.r.mean...)
 		vari := append([]float64(nil), g.r.vari...)
 		// Independent dense reference in original coordinates.
@@ -358,6 +359,7 @@ func TestDTCIncrementalEqualsRebuild(t *testing.T) {
 
 // checkDTCDense compares every stride-th row of g against denseDTC.
 func checkDTCDense(t *testing.T, g *DTC, k kernel.Kernel, stride int) {
+	g.flush()
 	t.Helper()
 	m := g.DictionarySize()
 	s, xs, w, ys := denseInputs(g)

@@ -111,3 +111,60 @@ func TestNumericsCounted(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstDictionaryIsFirstPoint: Algorithm 1 starts from S_1 = {x_1};
+// a draw with qbar k(x,x)/lambda < 1 used to leave S empty.
+func TestFirstDictionaryIsFirstPoint(t *testing.T) {
+	t.Parallel()
+	for _, rs := range resamplers {
+		g, _ := NewDTC(kernel.RBF{LengthScale: 0.5}, 1, 10) // qbar k/lambda = 0.01
+		_ = g.SetCandidates(mat.NewDense(3, 1, []float64{0, 0.5, 1}))
+		_ = g.ObserveCandidate(2, 1)
+		if _, _, err := rs.f(g, constUniform(0.99), 0.1); err != nil {
+			t.Fatal(err)
+		}
+		if d := g.Dictionary(); len(d) != 1 || d[0] != 2 {
+			t.Fatalf("%s: S_1 = %v, want [2]", rs.name, d)
+		}
+	}
+}
+
+// TestResampleUsesVarianceBeforeObservation: the inclusion probabilities
+// are qbar sigma~_t^2(x_i) count_i with sigma~_t the posterior before the
+// newest observation (Algorithm 1), checked against the exact GP (with
+// every observed point in S the DTC is the exact GP) fed all but the
+// last observation; SetLeverageAfterObservation switches to the
+// posterior after it.
+func TestResampleUsesVarianceBeforeObservation(t *testing.T) {
+	t.Parallel()
+	k := kernel.RBF{LengthScale: 0.3}
+	const lambda, qbar = 0.1, 0.3
+	cand := mat.NewDense(6, 1, []float64{0, 0.2, 0.4, 0.6, 0.8, 1})
+	arms := []int{0, 3, 3, 5, 1, 3}
+	for _, after := range []bool{false, true} {
+		g, _ := NewDTC(k, 1, lambda)
+		ex, _ := NewExact(k, 1, lambda)
+		_ = g.SetCandidates(cand)
+		_ = ex.SetCandidates(cand)
+		g.SetLeverageAfterObservation(after)
+		for s, i := range arms {
+			last := s == len(arms)-1
+			if !last || after {
+				_ = ex.ObserveCandidate(i, float64(s))
+			}
+			_ = g.ObserveCandidate(i, float64(s))
+			if !last {
+				if _, _, err := g.SetDictionary(g.observed); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		g.flush() // as Resample does in the after-order
+		for kk, i := range g.observed {
+			want := math.Min(1, qbar*ex.Variances()[i]/lambda*float64(g.Count(i)))
+			if got := g.inclusion(kk, qbar); math.Abs(got-want) > 1e-9 {
+				t.Errorf("after=%v: row %d: inclusion %v, want %v", after, i, got, want)
+			}
+		}
+	}
+}

@@ -30,10 +30,14 @@ func (g *Exact) ConditionalVariances(dst []float64, pending []int) error {
 		return nil
 	}
 	t := g.Len()
+	prow := make([]float64, p*t) // c(x) of the pending candidates
+	for a, ia := range pending {
+		c.load(prow[a*t:(a+1)*t], ia, t)
+	}
 	cpp := make([]float64, p*p)
 	for a, ia := range pending {
 		for b, ib := range pending[:a+1] {
-			v := g.k.Eval(c.point(ia), c.point(ib)) - dot(c.row(ia)[:t], c.row(ib)[:t])
+			v := g.k.Eval(c.point(ia), c.point(ib)) - dot(prow[a*t:(a+1)*t], prow[b*t:(b+1)*t])
 			cpp[a*p+b], cpp[b*p+a] = v, v
 		}
 		cpp[a*p+a] += g.lambda
@@ -49,9 +53,9 @@ func (g *Exact) ConditionalVariances(dst []float64, pending []int) error {
 	parallelFor(c.n(), func(lo, hi int) {
 		w := make([]float64, p)
 		for i := lo; i < hi; i++ {
-			x, row := c.point(i), c.row(i)[:t]
+			x := c.point(i)
 			for a, ia := range pending {
-				w[a] = g.k.Eval(x, c.point(ia)) - dot(row, c.row(ia)[:t])
+				w[a] = g.k.Eval(x, c.point(ia)) - c.dotRow(i, prow[a*t:(a+1)*t])
 			}
 			f.SolveL(w)
 			v := c.vari[i] - dot(w, w)
@@ -75,6 +79,7 @@ func (g *Exact) ConditionalVariances(dst []float64, pending []int) error {
 // These are the fantasy rank-one updates BBKB uses to choose a batch.
 // O(A m p + p m^2).
 func (g *DTC) ConditionalVariances(dst []float64, pending []int) error {
+	g.flush()
 	if err := checkPending(dst, pending, g.nc); err != nil {
 		return err
 	}
@@ -85,13 +90,15 @@ func (g *DTC) ConditionalVariances(dst []float64, pending []int) error {
 		return nil
 	}
 	gcols := make([]float64, p*m) // row a: V^{-1} z_a
+	zp := make([]float64, p*m)
 	for a, ia := range pending {
-		g.solveV(gcols[a*m:(a+1)*m], r.row(ia))
+		r.load(zp[a*m:(a+1)*m], ia, m)
+		g.solveV(gcols[a*m:(a+1)*m], zp[a*m:(a+1)*m])
 	}
 	cpp := make([]float64, p*p)
-	for a, ia := range pending {
+	for a := range pending {
 		for b := 0; b <= a; b++ {
-			v := dot(r.row(ia), gcols[b*m:(b+1)*m])
+			v := dot(zp[a*m:(a+1)*m], gcols[b*m:(b+1)*m])
 			cpp[a*p+b], cpp[b*p+a] = v, v
 		}
 		cpp[a*p+a]++
@@ -106,8 +113,9 @@ func (g *DTC) ConditionalVariances(dst []float64, pending []int) error {
 	defer func() { g.clamps += int(clamped.Load()) }()
 	parallelFor(g.nc, func(lo, hi int) {
 		w := make([]float64, p)
+		z := make([]float64, m)
 		for i := lo; i < hi; i++ {
-			z := r.emb[i*r.stride : i*r.stride+m]
+			r.load(z, i, m)
 			for a := range w {
 				w[a] = dot(z, gcols[a*m:(a+1)*m])
 			}

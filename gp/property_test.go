@@ -227,6 +227,7 @@ func propertySequence(t *testing.T, seed uint64) (rebuilt, exact float64, separa
 // incrementally).
 func checkRebuilt(t *testing.T, g *DTC, tol float64, fail func(string, ...any)) (worst float64) {
 	t.Helper()
+	g.flush()
 	mean := append([]float64(nil), g.r.mean...)
 	vari := append([]float64(nil), g.r.vari...)
 	dict := append([]int(nil), g.dict...)
