@@ -162,16 +162,9 @@ func NewAdaBKB(dim int, opt AdaBKBOptions) (*AdaBKB, error) {
 		return nil, fmt.Errorf("bandit: Ada-BKB bound F must be positive and finite, got %v", opt.F)
 	case opt.MaxLeaves < 1:
 		return nil, fmt.Errorf("bandit: Ada-BKB max leaves must be >= 1, got %d", opt.MaxLeaves)
-	case !(opt.Qbar > 0):
-		return nil, fmt.Errorf("bandit: qbar must be positive, got %v", opt.Qbar)
 	}
-	if err := kernel.Validate(opt.Kernel); err != nil {
+	if err := opt.validate(); err != nil {
 		return nil, err
-	}
-	if v, ok := opt.Beta.(interface{ Validate() error }); ok {
-		if err := v.Validate(); err != nil {
-			return nil, err
-		}
 	}
 	g, err := gp.NewDTC(opt.Kernel, dim, opt.Lambda)
 	if err != nil {

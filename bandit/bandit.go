@@ -112,6 +112,23 @@ func (o *Options) defaults(arms *mat.Dense) {
 	}
 }
 
+// validate checks the options every GP policy shares (after defaults):
+// the kernel, the beta schedule and qbar.
+func (o *Options) validate() error {
+	if err := kernel.Validate(o.Kernel); err != nil {
+		return err
+	}
+	if v, ok := o.Beta.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			return err
+		}
+	}
+	if !(o.Qbar > 0) {
+		return fmt.Errorf("bandit: qbar must be positive, got %v", o.Qbar)
+	}
+	return nil
+}
+
 func checkArms(arms *mat.Dense) error {
 	if arms == nil {
 		return errors.New("bandit: nil arm set")
@@ -180,16 +197,8 @@ func newGP(name string, arms *mat.Dense, opt Options, useDTC bool, score Score) 
 		return nil, err
 	}
 	opt.defaults(arms)
-	if err := kernel.Validate(opt.Kernel); err != nil {
+	if err := opt.validate(); err != nil {
 		return nil, err
-	}
-	if v, ok := opt.Beta.(interface{ Validate() error }); ok {
-		if err := v.Validate(); err != nil {
-			return nil, err
-		}
-	}
-	if !(opt.Qbar > 0) {
-		return nil, fmt.Errorf("bandit: qbar must be positive, got %v", opt.Qbar)
 	}
 	n, d := arms.Dims()
 	p := &GP{name: name, opt: opt, score: score, arms: n,

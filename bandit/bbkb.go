@@ -194,13 +194,8 @@ func NewBBKB(arms *mat.Dense, opt BBKBOptions) (*BBKB, error) {
 	if opt.MaxBatch < 0 {
 		return nil, fmt.Errorf("bandit: BBKB max batch must be >= 0, got %d", opt.MaxBatch)
 	}
-	if err := kernel.Validate(opt.Kernel); err != nil {
+	if err := opt.validate(); err != nil {
 		return nil, err
-	}
-	if v, ok := opt.Beta.(interface{ Validate() error }); ok {
-		if err := v.Validate(); err != nil {
-			return nil, err
-		}
 	}
 	if opt.LogDet != nil {
 		if err := opt.LogDet.Validate(); err != nil {
