@@ -241,7 +241,7 @@ func (p *AdaBKB) newCell(lo, hi []float64, level int, parentU, parentV float64) 
 		parentU: parentU, parentV: parentV}
 }
 
-// betaNow is the UCB's beta, as for BKB (GPScale puts sd on the GP scale).
+// betaNow is the UCB's beta, as for BKB (on the GP scale unless PaperScale).
 func (p *AdaBKB) betaNow() float64 {
 	s := acquisition.State{T: p.dtc.Len(), Arms: max(len(p.leaves), 1), Lambda: p.opt.Lambda, Kappa2: p.kappa2, SumVar: p.dtc.EffectiveDimension()}
 	return p.opt.Beta.Beta(s)
@@ -254,7 +254,7 @@ func (p *AdaBKB) predict(c *adaCell) error {
 		return err
 	}
 	sd := math.Sqrt(math.Max(v, 0))
-	if p.opt.GPScale {
+	if !p.opt.PaperScale {
 		sd *= math.Sqrt(p.opt.Lambda)
 	}
 	c.mean, c.sd = mu, sd

@@ -109,7 +109,7 @@ func TestAdaBKBConverges(t *testing.T) {
 					// F = 1: these functions are smooth at the kernel's
 					// length scale, and the default F = 2 (for rewards
 					// standardised to unit variance) costs 5x the leaves.
-					p, err := NewAdaBKB(tc.d, AdaBKBOptions{Options: Options{Lambda: lam, GPScale: true, Seed: seed}, F: 1})
+					p, err := NewAdaBKB(tc.d, AdaBKBOptions{Options: Options{Lambda: lam, Seed: seed}, F: 1})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -175,7 +175,7 @@ func TestAdaBKBPruningKeepsOptimum(t *testing.T) {
 	}
 	F := math.Sqrt(norm2)
 	best, xstar := gridMax(f, 2, 1001)
-	p, err := NewAdaBKB(2, AdaBKBOptions{Options: Options{Kernel: k, Lambda: 1e-4, GPScale: true, Beta: acquisition.Constant(3 * F), Seed: 1}, F: F})
+	p, err := NewAdaBKB(2, AdaBKBOptions{Options: Options{Kernel: k, Lambda: 1e-4, Beta: acquisition.Constant(3 * F), Seed: 1}, F: F})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +297,7 @@ func TestAdaBKBBenchmark(t *testing.T) {
 		leaves := 0
 		for seed := uint64(1); seed <= seeds; seed++ {
 			arms, _ := objectives.Uniform(objectives.Box{Lower: make([]float64, f.Dim), Upper: ones(f.Dim)}, A, seed)
-			opt := Options{Seed: seed, Lambda: 0.0025, Beta: acquisition.Constant(3), GPScale: true}
+			opt := Options{Seed: seed, Lambda: 0.0025, Beta: acquisition.Constant(3)}
 			obj := newBoxed(f, arms, seed)
 			bestStd := (-f.MinValue - obj.inner.shift) / obj.inner.div
 			unit := obj.inner.div // back to the function's units
@@ -352,7 +352,7 @@ func TestAdaBKBBenchmark(t *testing.T) {
 func TestAdaBKBBoundedLeaves(t *testing.T) {
 	t.Parallel()
 	best, _ := gridMax(twoD, 2, 1001)
-	p, err := NewAdaBKB(2, AdaBKBOptions{Options: Options{Lambda: 1e-4, GPScale: true, Seed: 3}, F: 1, MaxLeaves: 40})
+	p, err := NewAdaBKB(2, AdaBKBOptions{Options: Options{Lambda: 1e-4, Seed: 3}, F: 1, MaxLeaves: 40})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,6 +51,11 @@ type StatsReporter interface {
 	Stats() Stats
 }
 
+// DefaultLambda is the noise variance (ridge) of every policy when none is
+// given: the study layer's and the CLI's default too, on standardized
+// values.
+const DefaultLambda = 0.001
+
 // Options configures the GP policies. The zero value of every field is
 // replaced by a default that works on arms scaled to the unit box.
 type Options struct {
@@ -59,13 +64,15 @@ type Options struct {
 	Kernel kernel.Kernel
 	// Lambda is the noise variance (the ridge); default 0.01.
 	Lambda float64
-	// Beta is the UCB exploration schedule; default Constant(2). For BKB
-	// it multiplies sigma~ (1/lambda scale): to match a GP-UCB beta b use
-	// b/sqrt(lambda), or set GPScale.
+	// Beta is the UCB exploration schedule; default Constant(2). It
+	// multiplies the posterior standard deviation on the GP scale for every
+	// policy (for BKB sqrt(lambda)*sigma~), so the same Beta means the same
+	// thing for GP-UCB and BKB, as in the study layer and the CLI.
 	Beta acquisition.Beta
-	// GPScale makes BKB's UCB use sqrt(lambda)*sigma~, the GP scale, so that
-	// the same Beta means the same thing for GP-UCB and BKB.
-	GPScale bool
+	// PaperScale makes BKB's UCB multiply sigma~ itself, the 1/lambda scale
+	// of seed 004 (its Theorem 4.1 schedule, acquisition.BKBTheorem and
+	// BatchBKB, are on that scale).
+	PaperScale bool
 	// Qbar is BKB's oversampling parameter (default 2; theory:
 	// 6 alpha log(4T/delta)/eps^2).
 	Qbar float64
@@ -102,7 +109,7 @@ func (o *Options) defaults(arms *mat.Dense) {
 		o.Kernel = kernel.RBF{LengthScale: 0.2 * side}
 	}
 	if o.Lambda == 0 {
-		o.Lambda = 0.01
+		o.Lambda = DefaultLambda
 	}
 	if o.Beta == nil {
 		o.Beta = acquisition.Constant(2)
@@ -304,7 +311,7 @@ func (p *GP) Stats() Stats {
 func (p *GP) beta() float64 {
 	s := acquisition.State{T: p.post.Len(), Arms: p.arms, Lambda: p.opt.Lambda, Kappa2: p.kappa2, SumVar: p.Stats().SumVariance}
 	b := p.opt.Beta.Beta(s)
-	if p.dtc != nil && p.opt.GPScale {
+	if p.dtc != nil && !p.opt.PaperScale {
 		b *= math.Sqrt(p.opt.Lambda)
 	}
 	return b

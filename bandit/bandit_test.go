@@ -100,12 +100,12 @@ func TestSameSeedSameArms(t *testing.T) {
 
 // With qbar so large that every observed arm stays in the dictionary, the
 // DTC posterior is the exact one (lambda*sigma~^2 = sigma^2) and BKB must
-// choose GP-UCB's arms, given beta on the same scale (GPScale).
+// choose GP-UCB's arms, given beta on the same scale (the GP scale).
 func TestBKBWithFullDictionaryIsGPUCB(t *testing.T) {
 	t.Parallel()
 	for _, seed := range []uint64{1, 2, 3} {
 		arms := randArms(seed, 200, 2)
-		opt := Options{Seed: seed, Qbar: 1e12, GPScale: true, Lambda: 0.01}
+		opt := Options{Seed: seed, Qbar: 1e12, Lambda: 0.01}
 		g, _ := NewGPUCB(arms, opt)
 		b, _ := NewBKB(arms, opt)
 		ag, ab := play(t, g, arms, 80, seed), play(t, b, arms, 80, seed)

@@ -28,7 +28,7 @@ var ErrBatchFull = errors.New("bandit: batch is full; tell the pending arms, the
 //	logdet = sum over batches of sum_{x in batch} log(1 + sigma~^2(x)),
 //
 // with sigma~^2 the stale (batch-start) DTC variance on the 1/lambda scale.
-// It multiplies sigma~ as in the paper; GPScale does not rescale it.
+// It multiplies sigma~ as in the paper; PaperScale does not matter for it.
 type LogDetBeta struct {
 	F, Delta, Xi float64
 }
@@ -42,7 +42,7 @@ func (b LogDetBeta) Validate() error {
 }
 
 // BBKBOptions configures NewBBKB. The embedded Options are those of BKB
-// (kernel, lambda, beta, GPScale, qbar, incremental resampling, seed).
+// (kernel, lambda, beta, PaperScale, qbar, incremental resampling, seed).
 type BBKBOptions struct {
 	Options
 	// Ratio is the ratio threshold C~ > 1 of the adaptive batch rule
@@ -282,7 +282,7 @@ func (p *BBKB) batchBeta() float64 {
 	}
 	s := acquisition.State{T: p.dtc.Len(), Arms: p.n, Lambda: lam, Kappa2: p.kappa2, SumVar: p.dtc.EffectiveDimension()}
 	b := p.opt.Beta.Beta(s)
-	if p.opt.GPScale {
+	if !p.opt.PaperScale {
 		b *= math.Sqrt(lam)
 	}
 	return b

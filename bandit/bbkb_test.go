@@ -26,9 +26,9 @@ func TestBBKBSequentialEqualsBKB(t *testing.T) {
 		name string
 		opt  Options
 	}{
-		{"constant-gpscale", Options{Lambda: 0.0025, Beta: acquisition.Constant(2), GPScale: true, Seed: 1}},
-		{"constant-incremental", Options{Lambda: 0.0025, Beta: acquisition.Constant(2), GPScale: true, Incremental: true, Seed: 2}},
-		{"theorem-beta", Options{Lambda: 0.01, Beta: acquisition.BKBTheorem{F: 1, Delta: 0.1, Eps: 0.5, Xi: 0.1}, Seed: 3}},
+		{"constant-gpscale", Options{Lambda: 0.0025, Beta: acquisition.Constant(2), Seed: 1}},
+		{"constant-incremental", Options{Lambda: 0.0025, Beta: acquisition.Constant(2), Incremental: true, Seed: 2}},
+		{"theorem-beta", Options{Lambda: 0.01, Beta: acquisition.BKBTheorem{F: 1, Delta: 0.1, Eps: 0.5, Xi: 0.1}, Seed: 3, PaperScale: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ref, err := NewBKB(arms, tc.opt)
@@ -65,7 +65,7 @@ func TestBBKBLazyEqualsBruteForce(t *testing.T) {
 	}{{2, false, 0.0025}, {5, false, 0.0025}, {5, true, 0.0025}, {20, false, 0.05}, {3, true, 0.05}} {
 		t.Run(fmt.Sprintf("ratio%v-repeats%v-lambda%v", tc.ratio, tc.repeats, tc.lambda), func(t *testing.T) {
 			mk := func(brute bool) *BBKB {
-				p, err := NewBBKB(arms, BBKBOptions{Options: Options{Lambda: tc.lambda, Beta: acquisition.Constant(2), GPScale: true, Seed: 11},
+				p, err := NewBBKB(arms, BBKBOptions{Options: Options{Lambda: tc.lambda, Beta: acquisition.Constant(2), Seed: 11},
 					Ratio: tc.ratio, Distinct: !tc.repeats, BruteForce: brute})
 				if err != nil {
 					t.Fatal(err)
@@ -123,7 +123,7 @@ func TestBBKBFantasyEqualsConditionalVariances(t *testing.T) {
 		repeats := tc.repeats
 		// Incremental resampling keeps S across most batches, so the
 		// fantasy state is carried by rank-one updates there.
-		p, err := NewBBKB(arms, BBKBOptions{Options: Options{Lambda: 0.01, Seed: 5, GPScale: true, Incremental: tc.incremental}, Ratio: 1e300, MaxBatch: 6, Distinct: !repeats})
+		p, err := NewBBKB(arms, BBKBOptions{Options: Options{Lambda: 0.01, Seed: 5, Incremental: tc.incremental}, Ratio: 1e300, MaxBatch: 6, Distinct: !repeats})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +190,7 @@ func TestBBKBBatchRule(t *testing.T) {
 		distinct bool
 	}{{2, 0, false}, {4, 0, false}, {10, 0, false}, {10, 5, false}, {2, 0, true}, {10, 0, true}} {
 		t.Run(fmt.Sprintf("ratio%v-max%d-distinct%v", tc.ratio, tc.max, tc.distinct), func(t *testing.T) {
-			p, err := NewBBKB(arms, BBKBOptions{Options: Options{Lambda: 0.0025, GPScale: true, Seed: 2}, Ratio: tc.ratio, MaxBatch: tc.max, Distinct: tc.distinct})
+			p, err := NewBBKB(arms, BBKBOptions{Options: Options{Lambda: 0.0025, Seed: 2}, Ratio: tc.ratio, MaxBatch: tc.max, Distinct: tc.distinct})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -361,7 +361,7 @@ func TestBBKBRegret(t *testing.T) {
 	cum := map[string][]float64{}
 	for seed := uint64(1); seed <= seeds; seed++ {
 		arms, _ := objectives.Uniform(objectives.Box{Lower: make([]float64, 3), Upper: ones(3)}, A, seed)
-		opt := Options{Seed: seed, Lambda: 0.0025, Beta: acquisition.Constant(3), GPScale: true}
+		opt := Options{Seed: seed, Lambda: 0.0025, Beta: acquisition.Constant(3)}
 		for _, pol := range []string{"bkb", "bbkb", "bbkb-C5", "bbkb-distinct", "random"} {
 			var p Policy
 			switch pol {
@@ -415,7 +415,7 @@ func BenchmarkBBKB(b *testing.B) {
 				var secs, avg, changes float64
 				cpu0 := cpuSeconds()
 				for i := 0; i < b.N; i++ {
-					opt := Options{Seed: 1, Lambda: 0.0025, Beta: acquisition.Constant(3), GPScale: true}
+					opt := Options{Seed: 1, Lambda: 0.0025, Beta: acquisition.Constant(3)}
 					var p Policy
 					switch pol {
 					case "bkb":

@@ -23,7 +23,7 @@ func ExampleBBKB() {
 	reward := func(x []float64) float64 {
 		return math.Exp(-((x[0]-0.3)*(x[0]-0.3) + (x[1]-0.7)*(x[1]-0.7)) / 0.1)
 	}
-	p, err := bandit.NewBBKB(arms, bandit.BBKBOptions{Options: bandit.Options{Seed: 1, GPScale: true}, Ratio: 4})
+	p, err := bandit.NewBBKB(arms, bandit.BBKBOptions{Options: bandit.Options{Seed: 1}, Ratio: 4})
 	if err != nil {
 		panic(err)
 	}

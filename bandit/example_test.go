@@ -24,7 +24,7 @@ func Example_askTell() {
 	}
 	// Zero options are defaults: RBF kernel with length scale 0.2 of the
 	// box, lambda 0.01, beta 2.
-	p, err := bandit.NewBKB(arms, bandit.Options{Seed: 1, GPScale: true})
+	p, err := bandit.NewBKB(arms, bandit.Options{Seed: 1})
 	if err != nil {
 		panic(err)
 	}

@@ -90,11 +90,10 @@ func TestRegretExperiment(t *testing.T) {
 					p, _ = NewGPUCB(arms, opt)
 				case "bkb":
 					o := opt
-					o.GPScale = true
 					p, _ = NewBKB(arms, o)
 				case "bkb-incr":
 					o := opt
-					o.GPScale, o.Incremental = true, true
+					o.Incremental = true
 					p, _ = NewBKB(arms, o)
 				case "random":
 					p, _ = NewRandom(A, seed)

@@ -94,7 +94,7 @@ func (h *hartmann6) noiseless(x []float64) float64 { return (h.r.Noiseless(x) - 
 func NewPolicy(variant string, arms *mat.Dense, lengthScale float64, seed uint64, reserve int) (bandit.Policy, error) {
 	opt := bandit.Options{
 		Kernel: kernel.RBF{LengthScale: lengthScale}, Lambda: 0.0025,
-		Beta: acquisition.Constant(3), GPScale: true, Qbar: 2, Seed: seed, Reserve: reserve,
+		Beta: acquisition.Constant(3), Qbar: 2, Seed: seed, Reserve: reserve,
 	}
 	switch variant {
 	case "gp-ucb-rebuild":

@@ -31,8 +31,8 @@ const (
 	DefaultArms        = "sobol"
 	DefaultArmCount    = 1024
 	DefaultKernel      = "rbf"
-	DefaultLengthScale = 0.2   // on the unit box
-	DefaultLambda      = 0.001 // GP noise variance on the standardized scale
+	DefaultLengthScale = 0.2                  // on the unit box
+	DefaultLambda      = bandit.DefaultLambda // GP noise variance on the standardized scale
 	DefaultQbar        = 2.0
 	DefaultBeta        = "2" // UCB exploration on the GP scale, for every policy
 
@@ -464,7 +464,7 @@ func (c *Config) newPolicy(arms *mat.Dense, k kernel.Kernel, lambda float64) (ba
 	if err != nil {
 		return nil, err
 	}
-	opt := bandit.Options{Kernel: k, Lambda: lambda, Beta: beta, GPScale: gpScale, Qbar: c.Qbar,
+	opt := bandit.Options{Kernel: k, Lambda: lambda, Beta: beta, PaperScale: !gpScale, Qbar: c.Qbar,
 		Incremental: c.Incremental, Seed: c.Seed, Reserve: c.Budget}
 	switch c.Policy {
 	case "bkb":

@@ -775,7 +775,7 @@ func (r *refiner) syncAda(e *engine) error {
 			return err
 		}
 		a, err := bandit.NewAdaBKB(r.d, bandit.AdaBKBOptions{Options: bandit.Options{Kernel: k, Lambda: r.cfg.Lambda,
-			Beta: beta, GPScale: gpScale, Qbar: r.cfg.Qbar, Seed: r.cfg.Seed}})
+			Beta: beta, PaperScale: !gpScale, Qbar: r.cfg.Qbar, Seed: r.cfg.Seed}})
 		if err != nil {
 			return err
 		}

@@ -99,7 +99,7 @@ func run(path string, T int, seed uint64, inc, after bool, ls, noise, qbar, fnor
 	}
 	lambda := noise * noise
 	p, err := bandit.NewBKB(arms, bandit.Options{Kernel: kernel.RBF{LengthScale: ls}, Lambda: lambda,
-		Beta: acquisition.BatchBKB{F: fnorm, Delta: delta, Xi: noise}, Qbar: qbar, Incremental: inc, Seed: seed})
+		Beta: acquisition.BatchBKB{F: fnorm, Delta: delta, Xi: noise}, Qbar: qbar, Incremental: inc, Seed: seed, PaperScale: true})
 	if err != nil {
 		return err
 	}
