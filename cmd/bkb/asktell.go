@@ -26,11 +26,9 @@ func runCreateStudy(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := w.check("create-study"); err != nil {
 		return err
 	}
-	var extra []string
-	if fs.ArgsLenAtDash() == 0 {
-		extra = fs.Args()
-	} else if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
+	extra, err := commandAfterDash(fs)
+	if err != nil {
+		return err
 	}
 	sp, err := cf.build(fs, extra, true)
 	if err != nil {

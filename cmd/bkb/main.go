@@ -212,3 +212,18 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 	}
 	return nil
 }
+
+// commandAfterDash returns the plugin command given after "--" (nil when
+// there is none); any other argument is a usage error.
+func commandAfterDash(fs *pflag.FlagSet) ([]string, error) {
+	dash := fs.ArgsLenAtDash()
+	switch {
+	case dash > 0:
+		return nil, usagef("unexpected argument %q (a plugin command goes after --)", fs.Args()[0])
+	case dash < 0 && fs.NArg() > 0:
+		return nil, usagef("unexpected argument %q (a plugin command goes after --, or in --plugin)", fs.Arg(0))
+	case dash == 0 && fs.NArg() == 0:
+		return nil, usagef("no plugin command after --")
+	}
+	return fs.Args(), nil
+}

@@ -34,17 +34,9 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	var extra []string
-	if dash := fs.ArgsLenAtDash(); dash >= 0 {
-		if dash > 0 {
-			return usagef("unexpected argument %q (a plugin command goes after --)", fs.Args()[0])
-		}
-		extra = fs.Args()
-		if len(extra) == 0 {
-			return usagef("no plugin command after --")
-		}
-	} else if fs.NArg() > 0 {
-		return usagef("unexpected argument %q (a plugin command goes after --, or in --plugin)", fs.Arg(0))
+	extra, err := commandAfterDash(fs)
+	if err != nil {
+		return err
 	}
 	if err := of.check(w.journal()); err != nil {
 		return err

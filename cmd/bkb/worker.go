@@ -34,14 +34,9 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := w.check("worker"); err != nil {
 		return err
 	}
-	var extra []string
-	if dash := fs.ArgsLenAtDash(); dash >= 0 {
-		if dash > 0 {
-			return usagef("unexpected argument %q (a plugin command goes after --)", fs.Args()[0])
-		}
-		extra = fs.Args()
-	} else if fs.NArg() > 0 {
-		return usagef("unexpected argument %q (a plugin command goes after --)", fs.Arg(0))
+	extra, err := commandAfterDash(fs)
+	if err != nil {
+		return err
 	}
 	if *workers < 1 {
 		return usagef("--workers must be positive, got %d", *workers)
