@@ -90,21 +90,11 @@ func plotStudy(path string, sp *spec, trials []study.TrialResult) error {
 	// The y range: every best-so-far value and the central 90% of the
 	// values (one wild value must not squash the rest, nor overflow the
 	// axis: values beyond it are drawn at its edge), and the known minimum.
-	lo, hi := yRange(vals, bestXY)
+	knownMin := math.NaN()
 	if known {
-		lo, hi = math.Min(lo, fn.MinValue), math.Max(hi, fn.MinValue)
+		knownMin = fn.MinValue
 	}
-	if !(hi > lo) {
-		lo, hi = lo-0.5*math.Max(1, math.Abs(lo)), hi+0.5*math.Max(1, math.Abs(hi))
-	}
-	pad := (hi - lo) * 0.05
-	lo, hi = lo-pad, hi+pad
-	// Headroom for the legend on the side away from the best-so-far line.
-	if minimize {
-		hi += (hi - lo) * 0.35
-	} else {
-		lo -= (hi - lo) * 0.35
-	}
+	lo, hi := plotYRange(vals, bestXY, knownMin, minimize)
 	for i := range vals {
 		vals[i].Y = math.Min(math.Max(vals[i].Y, lo), hi)
 	}
@@ -196,6 +186,27 @@ func (intTicks) Ticks(min, max float64) []plot.Tick {
 	return ticks
 }
 
+// plotYRange is the value axis of a study's plot: yRange, widened to the
+// known minimum (NaN: none), padded, with headroom for the legend on the
+// side away from the best-so-far line.
+func plotYRange(vals, best plotter.XYs, knownMin float64, minimize bool) (lo, hi float64) {
+	lo, hi = yRange(vals, best)
+	if !math.IsNaN(knownMin) {
+		lo, hi = math.Min(lo, knownMin), math.Max(hi, knownMin)
+	}
+	if !(hi > lo) {
+		lo, hi = lo-0.5*math.Max(1, math.Abs(lo)), hi+0.5*math.Max(1, math.Abs(hi))
+	}
+	pad := (hi - lo) * 0.05
+	lo, hi = lo-pad, hi+pad
+	if minimize {
+		hi += (hi - lo) * 0.35
+	} else {
+		lo -= (hi - lo) * 0.35
+	}
+	return lo, hi
+}
+
 // yRange returns the range of the best-so-far values and of the 5%-95%
 // quantiles of the values, clamped to ±study.MaxAbsValue so that the
 // axis's width is finite.
@@ -205,7 +216,7 @@ func yRange(vals, best plotter.XYs) (lo, hi float64) {
 		ys[i] = v.Y
 	}
 	sort.Float64s(ys)
-	lo, hi = ys[int(0.05*float64(len(ys)-1))], ys[int(math.Ceil(0.95*float64(len(ys)-1)))]
+	lo, hi = ys[int(math.Ceil(0.05*float64(len(ys)-1)))], ys[int(0.95*float64(len(ys)-1))]
 	for _, b := range best {
 		lo, hi = math.Min(lo, b.Y), math.Max(hi, b.Y)
 	}
