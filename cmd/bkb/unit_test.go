@@ -106,7 +106,7 @@ func TestPlotRanges(t *testing.T) {
 	}
 	// The known minimum of a built-in is inside the drawn range, with room
 	// above the values for the legend.
-	if lo, hi := plotYRange(vals, best, -3.86, true); lo > -3.86 || hi > 10 || hi < -1+0.3*(hi-lo) {
+	if lo, hi := plotYRange(vals, best, -3.86, true); lo > -3.86 || hi > 10 || hi < -1+0.25*(hi-lo) {
 		t.Errorf("range [%v, %v] misses the minimum -3.86 or the legend's headroom", lo, hi)
 	}
 	dir := t.TempDir()
