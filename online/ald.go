@@ -239,19 +239,27 @@ func (n *NONSALD) Predict(x []float64) float64 {
 
 // project sets w to the A-norm projection of wtil onto |w.p| <= U (eq. 8).
 func (n *NONSALD) project(p []float64) {
-	n.w = append(n.w[:0], n.wtil...)
-	yt := dot(n.wtil, p)
-	m := math.Copysign(math.Max(math.Abs(yt)-n.cfg.U, 0), yt)
+	n.w, n.q = slabProject(n.w, n.q, n.wtil, p, n.cfg.U, &n.a)
+}
+
+// slabProject returns the A-norm projection of wtil onto the slab
+// |w.p| <= c (eq. 8 of seed 002, used by NONS-ALD and KONS), written into
+// w, with q as scratch for A^{-1} p.
+func slabProject(w, q, wtil, p []float64, c float64, a *chol.Factor) (wOut, qOut []float64) {
+	w = append(w[:0], wtil...)
+	yt := dot(wtil, p)
+	m := math.Copysign(math.Max(math.Abs(yt)-c, 0), yt)
 	if m == 0 {
-		return
+		return w, q
 	}
-	n.q = append(n.q[:0], p...)
-	n.a.Solve(n.q) // A^{-1} p
-	den := dot(p, n.q)
+	q = append(q[:0], p...)
+	a.Solve(q) // A^{-1} p
+	den := dot(p, q)
 	if den <= 0 {
 		den = 1e-5 // the official code's guard
 	}
-	axpy(-m/den, n.q, n.w)
+	axpy(-m/den, q, w)
+	return w, q
 }
 
 // Learn performs round t: lazy projection with the old basis, ALD test and

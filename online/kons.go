@@ -113,19 +113,7 @@ func (k *KONS) Predict(x []float64) float64 {
 
 // project sets w to the A-norm projection of wtil onto |w.p| <= C.
 func (k *KONS) project(p []float64) {
-	k.w = append(k.w[:0], k.wtil...)
-	yt := dot(k.wtil, p)
-	m := math.Copysign(math.Max(math.Abs(yt)-k.cfg.C, 0), yt)
-	if m == 0 {
-		return
-	}
-	k.q = append(k.q[:0], p...)
-	k.a.Solve(k.q)
-	den := dot(p, k.q)
-	if den <= 0 {
-		den = 1e-5
-	}
-	axpy(-m/den, k.q, k.w)
+	k.w, k.q = slabProject(k.w, k.q, k.wtil, p, k.cfg.C, &k.a)
 }
 
 // Learn performs round t: projection, Newton step on the square loss with
