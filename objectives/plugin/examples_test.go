@@ -43,17 +43,21 @@ func checkBranin(t *testing.T, cmd []string) {
 	}
 }
 
-func TestExamplePython(t *testing.T) {
-	t.Parallel()
+// pythonExample returns the command running examples/python/script, or
+// skips the test when there is no python3.
+func pythonExample(t *testing.T, script string) []string {
+	t.Helper()
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("python3 not installed")
 	}
-	checkBranin(t, []string{py, filepath.Join("examples", "python", "branin.py")})
+	return []string{py, filepath.Join("examples", "python", script)}
 }
 
-func TestExampleGo(t *testing.T) {
-	t.Parallel()
+// goExample builds the example program in pkg and returns its command;
+// skipped in -short mode.
+func goExample(t *testing.T, pkg string) []string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds a program; skipped in -short mode")
 	}
@@ -61,12 +65,22 @@ func TestExampleGo(t *testing.T) {
 	if err != nil {
 		t.Skip("go command not found")
 	}
-	exe := filepath.Join(t.TempDir(), "branin")
-	build := exec.Command(gobin, "build", "-o", exe, "./examples/go")
+	exe := filepath.Join(t.TempDir(), filepath.Base(pkg))
+	build := exec.Command(gobin, "build", "-o", exe, pkg)
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./examples/go: %v\n%s", err, out)
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
-	checkBranin(t, []string{exe})
+	return []string{exe}
+}
+
+func TestExamplePython(t *testing.T) {
+	t.Parallel()
+	checkBranin(t, pythonExample(t, "branin.py"))
+}
+
+func TestExampleGo(t *testing.T) {
+	t.Parallel()
+	checkBranin(t, goExample(t, "./examples/go"))
 }
 
 // toyLoss is the objective of the toy-model examples, written again here
@@ -118,26 +132,10 @@ func checkToyModel(t *testing.T, cmd []string) {
 
 func TestExampleToyModelPython(t *testing.T) {
 	t.Parallel()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 not installed")
-	}
-	checkToyModel(t, []string{py, filepath.Join("examples", "python", "toy_model.py")})
+	checkToyModel(t, pythonExample(t, "toy_model.py"))
 }
 
 func TestExampleToyModelGo(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("builds a program; skipped in -short mode")
-	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go command not found")
-	}
-	exe := filepath.Join(t.TempDir(), "toymodel")
-	build := exec.Command(gobin, "build", "-o", exe, "./examples/go/toymodel")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./examples/go/toymodel: %v\n%s", err, out)
-	}
-	checkToyModel(t, []string{exe})
+	checkToyModel(t, goExample(t, "./examples/go/toymodel"))
 }
