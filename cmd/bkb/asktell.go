@@ -145,9 +145,10 @@ func runTell(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := w.check("tell"); err != nil {
+		return err
+	}
 	switch {
-	case w.check("tell") != nil:
-		return w.check("tell")
 	case fs.NArg() > 0:
 		return usagef("unexpected argument %q", fs.Arg(0))
 	case !fs.Changed("trial") || *trial < 0:
