@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -23,6 +24,9 @@ type ParallelConfig struct {
 	Workers  int           // workers of the parallel runs
 	Seeds    int           // seeds 1..Seeds
 	Policies []string      // policies of the parallel runs; the sequential run uses the first
+	// NoSequential skips the one-worker runs (for quick iterations on
+	// the parallel path; the summary then has no reference row).
+	NoSequential bool
 }
 
 // ParallelRun is one run of the experiment.
@@ -52,6 +56,9 @@ func RunParallel(ctx context.Context, cfg ParallelConfig, progress io.Writer) ([
 			policy  string
 			workers int
 		}{{cfg.Policies[0], 1}}
+		if cfg.NoSequential {
+			variants = variants[:0]
+		}
 		for _, p := range cfg.Policies {
 			variants = append(variants, struct {
 				policy  string
@@ -92,16 +99,40 @@ func RunParallel(ctx context.Context, cfg ParallelConfig, progress io.Writer) ([
 	return runs, nil
 }
 
+// BasinRegret is the simple regret from which a Hartmann 6 run counts as
+// ended outside the global optimum's basin: the second basin is 0.12 above
+// the minimum, and a run in the global basin ends within 0.01 of it.
+const BasinRegret = 0.05
+
 // ParallelSummary is the median over seeds of one (policy, workers).
 type ParallelSummary struct {
 	Policy                        string
 	Workers                       int
 	Seconds, PolicyMS, Batch      float64
 	SimpleMedian, SimpleQ1, SimQ3 float64
+	Simple                        []float64 // per seed, in seed order
+	// Basin counts the seeds whose simple regret is at least BasinRegret.
+	Basin int
+	// U and P are the Mann-Whitney test (two-sided) of the simple regrets
+	// against the reference (the one-worker runs); NaN for the reference.
+	U, P float64
 }
 
-// SummarizeParallel groups runs by (policy, workers).
+// SummarizeParallel groups runs by (policy, workers) and tests each
+// group's simple regrets against those of the first one-worker group.
 func SummarizeParallel(runs []ParallelRun) []ParallelSummary {
+	var ref []float64
+	for _, r := range runs {
+		if r.Workers == 1 && (len(ref) == 0 || r.Policy == runs[0].Policy) {
+			ref = append(ref, r.Simple)
+		}
+	}
+	return SummarizeParallelRef(runs, ref)
+}
+
+// SummarizeParallelRef is SummarizeParallel with the reference simple
+// regrets given (none: no test).
+func SummarizeParallelRef(runs []ParallelRun, ref []float64) []ParallelSummary {
 	type key struct {
 		p string
 		w int
@@ -119,12 +150,22 @@ func SummarizeParallel(runs []ParallelRun) []ParallelSummary {
 	var out []ParallelSummary
 	for _, k := range order {
 		var secs, ms, batch, simple []float64
+		basin := 0
 		for _, r := range groups[k] {
 			secs, ms, batch, simple = append(secs, r.Seconds), append(ms, r.PolicyMS), append(batch, r.Batch), append(simple, r.Simple)
+			if r.Simple >= BasinRegret {
+				basin++
+			}
 		}
+		perSeed := slices.Clone(simple)
 		sort.Float64s(simple)
-		out = append(out, ParallelSummary{Policy: k.p, Workers: k.w, Seconds: med(secs), PolicyMS: med(ms), Batch: med(batch),
-			SimpleMedian: quantile(simple, 0.5), SimpleQ1: quantile(simple, 0.25), SimQ3: quantile(simple, 0.75)})
+		s := ParallelSummary{Policy: k.p, Workers: k.w, Seconds: med(secs), PolicyMS: med(ms), Batch: med(batch),
+			SimpleMedian: quantile(simple, 0.5), SimpleQ1: quantile(simple, 0.25), SimQ3: quantile(simple, 0.75),
+			Simple: perSeed, Basin: basin, U: math.NaN(), P: math.NaN()}
+		if len(ref) > 0 && k.w != 1 {
+			s.U, s.P, _ = MannWhitney(perSeed, ref)
+		}
+		out = append(out, s)
 	}
 	return out
 }

@@ -3,28 +3,83 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
 
-// TestParallelTable runs the parallel-workers experiment of docs/scaling.md
-// (evaluations of 200 ms, T=200, 1 and 4 workers, 10 seeds: about 9
-// minutes) when BKB_PARALLEL=1, and prints its table.
+// TestParallelTable runs the parallel-workers experiment of
+// docs/parallel.md (evaluations of 200 ms, Hartmann 6, T=200, one worker
+// and four, BKB with pending conditioning and batched BKB, 10 seeds: about
+// 15 minutes) when BKB_PARALLEL=1, and prints its table.
 func TestParallelTable(t *testing.T) {
 	if os.Getenv("BKB_PARALLEL") == "" {
-		t.Skip("set BKB_PARALLEL=1 to run the parallel-workers experiment (about 12 minutes)")
+		t.Skip("set BKB_PARALLEL=1 to run the parallel-workers experiment (about 15 minutes)")
 	}
-	cfg := ParallelConfig{Function: "hartmann6", Budget: 200, Delay: 200 * time.Millisecond, Workers: 4, Seeds: 10, Policies: []string{"bkb"}}
+	cfg := ParallelConfig{Function: "hartmann6", Budget: 200, Delay: 200 * time.Millisecond, Workers: 4, Seeds: 10, Policies: []string{"bkb", "bbkb"}}
 	runs, err := RunParallel(context.Background(), cfg, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Println("| policy | workers | wall time (median) | speed-up | policy ms/trial | avg batch | simple regret median [q1, q3] |")
-	fmt.Println("|---|---|---|---|---|---|---|")
-	sum := SummarizeParallel(runs)
+	printParallel(os.Stdout, SummarizeParallel(runs))
+}
+
+// TestParallelQuick is the quick version for iterating on the parallel
+// path (BKB_PARALLEL_QUICK=1): 40 ms evaluations, 4 workers, 10 seeds,
+// Hartmann 6, T=200. BKB_PARALLEL_POLICIES (comma-separated, default
+// bkb) picks the policies; BKB_PARALLEL_REF (comma-separated simple
+// regrets of the one-worker runs, seed order) skips the one-worker runs.
+func TestParallelQuick(t *testing.T) {
+	if os.Getenv("BKB_PARALLEL_QUICK") == "" {
+		t.Skip("set BKB_PARALLEL_QUICK=1 to run the quick parallel-workers experiment")
+	}
+	cfg := ParallelConfig{Function: "hartmann6", Budget: 200, Delay: 40 * time.Millisecond, Workers: 4, Seeds: 10, Policies: []string{"bkb"}}
+	if p := os.Getenv("BKB_PARALLEL_POLICIES"); p != "" {
+		cfg.Policies = strings.Split(p, ",")
+	}
+	var ref []float64
+	if s := os.Getenv("BKB_PARALLEL_REF"); s != "" {
+		for _, f := range strings.Split(s, ",") {
+			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil {
+				t.Fatalf("BKB_PARALLEL_REF: %v", err)
+			}
+			ref = append(ref, v)
+		}
+		cfg.NoSequential = true
+	}
+	runs, err := RunParallel(context.Background(), cfg, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref == nil {
+		printParallel(os.Stdout, SummarizeParallel(runs))
+		return
+	}
+	printParallel(os.Stdout, SummarizeParallelRef(runs, ref))
+}
+
+// printParallel writes the summary as the table of docs/parallel.md, the
+// speed-up relative to the first row, and the per-seed simple regrets.
+func printParallel(w io.Writer, sum []ParallelSummary) {
+	fmt.Fprintln(w, "| policy | workers | wall time (median) | speed-up | policy ms/trial | avg batch | simple regret median [q1, q3] | seeds in the 0.12 basin | Mann-Whitney U, p vs 1 worker |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	for _, s := range sum {
-		fmt.Printf("| %s | %d | %.1f s | %.2fx | %.2f | %.2f | %.3g [%.3g, %.3g] |\n", s.Policy, s.Workers, s.Seconds,
-			sum[0].Seconds/s.Seconds, s.PolicyMS, s.Batch, s.SimpleMedian, s.SimpleQ1, s.SimQ3)
+		test := "-"
+		if s.P == s.P {
+			test = fmt.Sprintf("U = %g, p = %.2f", s.U, s.P)
+		}
+		fmt.Fprintf(w, "| %s | %d | %.1f s | %.2fx | %.2f | %.2f | %.3g [%.3g, %.3g] | %d/%d | %s |\n", s.Policy, s.Workers, s.Seconds,
+			sum[0].Seconds/s.Seconds, s.PolicyMS, s.Batch, s.SimpleMedian, s.SimpleQ1, s.SimQ3, s.Basin, len(s.Simple), test)
+	}
+	for _, s := range sum {
+		var v []string
+		for _, x := range s.Simple {
+			v = append(v, strconv.FormatFloat(x, 'g', 3, 64))
+		}
+		fmt.Fprintf(w, "%s, %d workers, simple regret per seed: %s\n", s.Policy, s.Workers, strings.Join(v, ", "))
 	}
 }
