@@ -22,8 +22,10 @@ type ParallelConfig struct {
 	Budget   int           // trials per run
 	Delay    time.Duration // time one evaluation takes
 	Workers  int           // workers of the parallel runs
-	Seeds    int           // seeds 1..Seeds
-	Policies []string      // policies of the parallel runs; the sequential run uses the first
+	Seeds    int           // seeds FirstSeed..FirstSeed+Seeds-1
+	// FirstSeed is the first seed (default 1).
+	FirstSeed int
+	Policies  []string // policies of the parallel runs; the sequential run uses the first
 	// NoSequential skips the one-worker runs (for quick iterations on
 	// the parallel path; the summary then has no reference row).
 	NoSequential bool
@@ -51,7 +53,8 @@ func RunParallel(ctx context.Context, cfg ParallelConfig, progress io.Writer) ([
 		return nil, err
 	}
 	var runs []ParallelRun
-	for seed := 1; seed <= cfg.Seeds; seed++ {
+	first := max(cfg.FirstSeed, 1)
+	for seed := first; seed < first+cfg.Seeds; seed++ {
 		variants := []struct {
 			policy  string
 			workers int

@@ -29,7 +29,8 @@ func TestParallelTable(t *testing.T) {
 
 // TestParallelQuick is the quick version for iterating on the parallel
 // path (BKB_PARALLEL_QUICK=1): 40 ms evaluations, 4 workers, 10 seeds,
-// Hartmann 6, T=200. BKB_PARALLEL_POLICIES (comma-separated, default
+// Hartmann 6, T=200. BKB_PARALLEL_SEEDS (first-last, default 1-10)
+// picks the seeds, BKB_PARALLEL_POLICIES (comma-separated, default
 // bkb) picks the policies; BKB_PARALLEL_REF (comma-separated simple
 // regrets of the one-worker runs, seed order) skips the one-worker runs.
 func TestParallelQuick(t *testing.T) {
@@ -37,6 +38,12 @@ func TestParallelQuick(t *testing.T) {
 		t.Skip("set BKB_PARALLEL_QUICK=1 to run the quick parallel-workers experiment")
 	}
 	cfg := ParallelConfig{Function: "hartmann6", Budget: 200, Delay: 40 * time.Millisecond, Workers: 4, Seeds: 10, Policies: []string{"bkb"}}
+	if s := os.Getenv("BKB_PARALLEL_SEEDS"); s != "" {
+		if _, err := fmt.Sscanf(s, "%d-%d", &cfg.FirstSeed, &cfg.Seeds); err != nil {
+			t.Fatalf("BKB_PARALLEL_SEEDS %q: want first-last", s)
+		}
+		cfg.Seeds -= cfg.FirstSeed - 1
+	}
 	if p := os.Getenv("BKB_PARALLEL_POLICIES"); p != "" {
 		cfg.Policies = strings.Split(p, ",")
 	}

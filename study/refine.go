@@ -123,10 +123,15 @@ type refiner struct {
 	localBest  float64
 	restartDue bool
 	centers    [][]float64
-	pool       [][]float64
-	asks       int
-	fitSecs    float64
-	growSec    float64
+	// phaseStale holds the trials pending when the local phase began
+	// (pending.go).
+	phaseStale map[int]bool
+	// failStale holds the trials pending when an improvement was seen.
+	failStale map[int]bool
+	pool      [][]float64
+	asks      int
+	fitSecs   float64
+	growSec   float64
 }
 
 func newRefiner(cfg *Config, global *mat.Dense) *refiner {
@@ -171,6 +176,9 @@ func (r *refiner) sync(e *engine) error {
 	}
 	for ; r.nObs < t; r.nObs++ {
 		o := e.succ[r.nObs]
+		if r.skipStale(e, o.trial, e.reward(o.value)) {
+			continue
+		}
 		r.trackRegion(e.enc[o.arm*e.e:(o.arm+1)*e.e], e.reward(o.value))
 	}
 	due, cold := r.fitDue(t)
@@ -524,6 +532,7 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 	if r.restartDue {
 		r.restartDue = false
 		r.startLocal(inc, acq)
+		r.markPhaseStale(e)
 	}
 	if r.local != nil {
 		// Only the local region's candidates compete.
@@ -713,7 +722,7 @@ func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (acq
 	// same mean (4 workers on Hartmann 6, T=200, 10 seeds: 5 runs stuck in
 	// the second basin with the exploit asks, against 7 without the
 	// exception).
-	if exploitEvery > 0 && r.asks%exploitEvery == 0 && len(avoid) == 0 {
+	if exploitEvery > 0 && r.asks%exploitEvery == 0 && len(avoid) == len(e.pending) {
 		b = 0
 	}
 	var bestMean float64
@@ -726,9 +735,25 @@ func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (acq
 	}
 	thompson := r.cfg.Policy == "thompson" || r.cfg.Policy == "bkb-thompson"
 	diag := func(x []float64) float64 { return kernel.Diag(r.kern, x) }
+	// Pending trials: GP-BUCB's conditional variance (pending.go); the
+	// prior-correlation shrink below is then for failed points only.
+	cond, err := r.newPendingCond(e)
+	if err != nil {
+		return nil, nil, err
+	}
+	skip := 0
+	if cond != nil {
+		skip = len(e.pending)
+	}
 	score = func(x []float64, m, v float64) float64 {
+		if cond != nil {
+			var ok bool
+			if v, ok = cond.variance(x, v); !ok {
+				return math.Inf(-1)
+			}
+		}
 		shrink := 1.0
-		for _, p := range avoid {
+		for _, p := range avoid[skip:] {
 			kxp := r.kern.Eval(x, p)
 			rho2 := kxp * kxp / (diag(x) * diag(p))
 			if rho2 > 1-1e-12 {
@@ -750,6 +775,11 @@ func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (acq
 		return m + b*sd
 	}
 	acq = func(x []float64) float64 {
+		if cond != nil {
+			if m, v, ok := cond.predict(x); ok {
+				return score(x, m, v)
+			}
+		}
 		m, v := r.predict(x)
 		return score(x, m, v)
 	}
