@@ -25,7 +25,7 @@ type ParallelConfig struct {
 	Seeds    int           // seeds FirstSeed..FirstSeed+Seeds-1
 	// FirstSeed is the first seed (default 1).
 	FirstSeed int
-	Policies  []string // policies of the parallel runs; the sequential run uses the first
+	Policies  []string // policies, each run with one worker and with Workers
 	// NoSequential skips the one-worker runs (for quick iterations on
 	// the parallel path; the summary then has no reference row).
 	NoSequential bool
@@ -55,18 +55,16 @@ func RunParallel(ctx context.Context, cfg ParallelConfig, progress io.Writer) ([
 	var runs []ParallelRun
 	first := max(cfg.FirstSeed, 1)
 	for seed := first; seed < first+cfg.Seeds; seed++ {
-		variants := []struct {
+		type variant struct {
 			policy  string
 			workers int
-		}{{cfg.Policies[0], 1}}
-		if cfg.NoSequential {
-			variants = variants[:0]
 		}
+		var variants []variant
 		for _, p := range cfg.Policies {
-			variants = append(variants, struct {
-				policy  string
-				workers int
-			}{p, cfg.Workers})
+			if !cfg.NoSequential {
+				variants = append(variants, variant{p, 1})
+			}
+			variants = append(variants, variant{p, cfg.Workers})
 		}
 		for _, v := range variants {
 			s, err := study.Create(ctx, storage.NewMemory(), "parallel", study.Config{Space: space, Budget: cfg.Budget, Seed: uint64(seed), Policy: v.policy})
@@ -122,20 +120,24 @@ type ParallelSummary struct {
 }
 
 // SummarizeParallel groups runs by (policy, workers) and tests each
-// group's simple regrets against those of the first one-worker group.
+// group's simple regrets against those of the same policy with one worker.
 func SummarizeParallel(runs []ParallelRun) []ParallelSummary {
-	var ref []float64
+	refs := map[string][]float64{}
 	for _, r := range runs {
-		if r.Workers == 1 && (len(ref) == 0 || r.Policy == runs[0].Policy) {
-			ref = append(ref, r.Simple)
+		if r.Workers == 1 {
+			refs[r.Policy] = append(refs[r.Policy], r.Simple)
 		}
 	}
-	return SummarizeParallelRef(runs, ref)
+	return summarize(runs, func(p string) []float64 { return refs[p] })
 }
 
 // SummarizeParallelRef is SummarizeParallel with the reference simple
-// regrets given (none: no test).
+// regrets given, for every policy (none: no test).
 func SummarizeParallelRef(runs []ParallelRun, ref []float64) []ParallelSummary {
+	return summarize(runs, func(string) []float64 { return ref })
+}
+
+func summarize(runs []ParallelRun, refOf func(policy string) []float64) []ParallelSummary {
 	type key struct {
 		p string
 		w int
@@ -165,7 +167,7 @@ func SummarizeParallelRef(runs []ParallelRun, ref []float64) []ParallelSummary {
 		s := ParallelSummary{Policy: k.p, Workers: k.w, Seconds: med(secs), PolicyMS: med(ms), Batch: med(batch),
 			SimpleMedian: quantile(simple, 0.5), SimpleQ1: quantile(simple, 0.25), SimQ3: quantile(simple, 0.75),
 			Simple: perSeed, Basin: basin, U: math.NaN(), P: math.NaN()}
-		if len(ref) > 0 && k.w != 1 {
+		if ref := refOf(k.p); len(ref) > 0 && k.w != 1 {
 			s.U, s.P, _ = MannWhitney(perSeed, ref)
 		}
 		out = append(out, s)

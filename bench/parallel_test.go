@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -70,17 +71,23 @@ func TestParallelQuick(t *testing.T) {
 }
 
 // printParallel writes the summary as the table of docs/parallel.md, the
-// speed-up relative to the first row, and the per-seed simple regrets.
+// speed-up relative to the policy's first row (one worker), and the per-seed simple regrets.
 func printParallel(w io.Writer, sum []ParallelSummary) {
 	fmt.Fprintln(w, "| policy | workers | wall time (median) | speed-up | policy ms/trial | avg batch | simple regret median [q1, q3] | seeds in the 0.12 basin | Mann-Whitney U, p vs 1 worker |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	first := map[string]float64{} // wall time of the policy's first row
+	for _, s := range sum {
+		if _, ok := first[s.Policy]; !ok {
+			first[s.Policy] = s.Seconds
+		}
+	}
 	for _, s := range sum {
 		test := "-"
 		if s.P == s.P {
 			test = fmt.Sprintf("U = %g, p = %.2f", s.U, s.P)
 		}
 		fmt.Fprintf(w, "| %s | %d | %.1f s | %.2fx | %.2f | %.2f | %.3g [%.3g, %.3g] | %d/%d | %s |\n", s.Policy, s.Workers, s.Seconds,
-			sum[0].Seconds/s.Seconds, s.PolicyMS, s.Batch, s.SimpleMedian, s.SimpleQ1, s.SimQ3, s.Basin, len(s.Simple), test)
+			first[s.Policy]/s.Seconds, s.PolicyMS, s.Batch, s.SimpleMedian, s.SimpleQ1, s.SimQ3, s.Basin, len(s.Simple), test)
 	}
 	for _, s := range sum {
 		var v []string
@@ -88,5 +95,35 @@ func printParallel(w io.Writer, sum []ParallelSummary) {
 			v = append(v, strconv.FormatFloat(x, 'g', 3, 64))
 		}
 		fmt.Fprintf(w, "%s, %d workers, simple regret per seed: %s\n", s.Policy, s.Workers, strings.Join(v, ", "))
+	}
+}
+
+// TestSummarizeParallel: medians, basin counts and the rank test of each
+// parallel group against its own policy's one-worker runs.
+func TestSummarizeParallel(t *testing.T) {
+	t.Parallel()
+	var runs []ParallelRun
+	for i := 0; i < 5; i++ {
+		runs = append(runs,
+			ParallelRun{Policy: "a", Workers: 1, Seconds: 10, Simple: 0.001 * float64(i+1)},
+			ParallelRun{Policy: "a", Workers: 4, Seconds: 2.5, Simple: 0.12 + 0.001*float64(i)},
+			ParallelRun{Policy: "b", Workers: 1, Seconds: 10, Simple: 0.5 + 0.01*float64(i)},
+			ParallelRun{Policy: "b", Workers: 4, Seconds: 5, Simple: 0.5 + 0.01*float64(i) + 0.001})
+	}
+	sum := SummarizeParallel(runs)
+	if len(sum) != 4 {
+		t.Fatalf("%d groups, want 4", len(sum))
+	}
+	a1, a4, b4 := sum[0], sum[1], sum[3]
+	if a1.Basin != 0 || a4.Basin != 5 || a1.SimpleMedian != 0.003 || a1.P == a1.P {
+		t.Errorf("a, 1 worker: basin %d median %g p %g; a, 4: basin %d", a1.Basin, a1.SimpleMedian, a1.P, a4.Basin)
+	}
+	// a: complete separation, U = 25 of 25, exact p = 2/C(10,5).
+	if a4.U != 25 || math.Abs(a4.P-2.0/252) > 1e-12 {
+		t.Errorf("a, 4 workers: U = %g, p = %g, want 25, %g", a4.U, a4.P, 2.0/252)
+	}
+	// b: tested against b's own one-worker runs, interleaved: p large.
+	if b4.P < 0.5 {
+		t.Errorf("b, 4 workers: p = %g against its own reference, want >= 0.5", b4.P)
 	}
 }

@@ -80,6 +80,9 @@ type engine struct {
 	lastFull int // observations at hp's last cold fit
 	// fitSeconds is the time spent in ARD fits of a fixed arm set.
 	fitSeconds float64
+	// batchArms and batches count the completed batches of the batched
+	// policies that rebuilds replaced.
+	batchArms, batches int
 }
 
 // observation is one completed evaluation.
@@ -272,6 +275,11 @@ func (e *engine) rebuild() error {
 		if err := p.Tell(o.arm, e.told(o.value)); err != nil {
 			return err
 		}
+	}
+	if b, ok := e.policy.(interface{ BatchStats() bandit.BatchStats }); ok {
+		// A batched policy's completed batches outlive its rebuilds.
+		st := b.BatchStats()
+		e.batchArms, e.batches = e.batchArms+st.Arms, e.batches+st.Batches
 	}
 	e.policy, e.dirty = p, false
 	for _, arm := range e.pendingArms() {

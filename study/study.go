@@ -680,8 +680,10 @@ func (s *Study) TellOutcome(ctx context.Context, trial int, o Outcome) error {
 	return s.finish(ctx, trial, &o.Value, "", secs)
 }
 
-// BatchSize returns the average batch size of a batched policy (bbkb);
-// false for other policies.
+// BatchSize returns the average size of the completed batches of a
+// batched policy (bbkb), over the policy's rebuilds too (a rebuild, at a
+// refit or a refresh of the reward scale, starts a new batch); false for
+// other policies.
 func (s *Study) BatchSize() (float64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -689,7 +691,11 @@ func (s *Study) BatchSize() (float64, bool) {
 		return 0, false
 	}
 	if b, ok := s.eng.policy.(interface{ BatchStats() bandit.BatchStats }); ok {
-		return b.BatchStats().AverageBatchSize, true
+		st := b.BatchStats()
+		if n := st.Batches + s.eng.batches; n > 0 {
+			return float64(st.Arms+s.eng.batchArms) / float64(n), true
+		}
+		return 0, true
 	}
 	return 0, false
 }
