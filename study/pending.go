@@ -12,19 +12,19 @@ import (
 )
 
 // Pending evaluations (parallel workers) and the refiner's trust-region
-// phases. With several workers, the results that arrive just after a
-// local phase has begun (see refiner.startLocal) are of points asked
-// before it, around the previous center. Counted for the new phase they
-// make the phase's best point, its center, jump back to the incumbent's
-// basin (a local phase meant to search a second basin at least
-// localSeparation away then refines the incumbent's instead: 4 workers,
-// Hartmann 6, T=200, seed 4 spent its 76 local-phase evaluations at the
-// incumbent), and count as successes or failures of a region they were
-// not drawn from. Such results still improve the best value, but not the
-// phase. Without pending trials nothing changes: every observation after
-// a phase begins is of a point asked in it.
+// phases. With several workers, the results that arrive just after the
+// trust region restarted (a local phase begins, see refiner.startLocal, or
+// one ends) are of points asked before, around the previous center.
+// Counted for the new phase they made the phase's best point, its center,
+// jump back to the incumbent's basin (a local phase meant to search a
+// second basin at least localSeparation away then refined the incumbent's
+// instead: 4 workers, Hartmann 6, T=200, seed 4 spent its 76 local-phase
+// evaluations at the incumbent), and counted as successes or failures of
+// a region they were not drawn from. Such results still improve the best
+// value, but not the phase. Without pending trials nothing changes: every
+// observation after a restart is of a point asked after it.
 
-// markPhaseStale records the trials pending when a local phase begins.
+// markPhaseStale records the trials pending when the region restarts.
 func (r *refiner) markPhaseStale(e *engine) {
 	r.phaseStale = nil
 	for t := range e.pending {
@@ -37,8 +37,8 @@ func (r *refiner) markPhaseStale(e *engine) {
 
 // skipStale reports whether the observation of trial with reward v must
 // not move the trust region, and if so only updates the best reward:
-//   - a trial pending when the current local phase began was asked for the
-//     previous phase;
+//   - a trial pending when the trust region last restarted was asked for
+//     the previous phase;
 //   - a trial pending when an improvement was observed was asked without
 //     knowing it, and is not a failure of the region for falling short of
 //     it: with 4 workers, every success was followed by up to 3 such
@@ -51,7 +51,7 @@ func (r *refiner) markPhaseStale(e *engine) {
 // sequential study nothing is pending when an observation is tracked, and
 // nothing changes.
 func (r *refiner) skipStale(e *engine, trial int, v float64) bool {
-	if r.local != nil && r.phaseStale[trial] {
+	if r.phaseStale[trial] {
 		delete(r.phaseStale, trial)
 		r.best = math.Max(r.best, v)
 		return true

@@ -123,8 +123,8 @@ type refiner struct {
 	localBest  float64
 	restartDue bool
 	centers    [][]float64
-	// phaseStale holds the trials pending when the local phase began
-	// (pending.go).
+	// phaseStale holds the trials pending when the trust region last
+	// restarted (pending.go).
 	phaseStale map[int]bool
 	// failStale holds the trials pending when an improvement was seen.
 	failStale map[int]bool
@@ -179,7 +179,11 @@ func (r *refiner) sync(e *engine) error {
 		if r.skipStale(e, o.trial, e.reward(o.value)) {
 			continue
 		}
+		restarts := r.region.Restarts
 		r.trackRegion(e.enc[o.arm*e.e:(o.arm+1)*e.e], e.reward(o.value))
+		if r.region.Restarts != restarts {
+			r.markPhaseStale(e)
+		}
 	}
 	due, cold := r.fitDue(t)
 	if due {
@@ -532,7 +536,6 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 	if r.restartDue {
 		r.restartDue = false
 		r.startLocal(inc, acq)
-		r.markPhaseStale(e)
 	}
 	if r.local != nil {
 		// Only the local region's candidates compete.
