@@ -73,7 +73,7 @@ func TestParallelQuick(t *testing.T) {
 // printParallel writes the summary as the table of docs/parallel.md, the
 // speed-up relative to the policy's first row (one worker), and the per-seed simple regrets.
 func printParallel(w io.Writer, sum []ParallelSummary) {
-	fmt.Fprintln(w, "| policy | workers | wall time (median) | speed-up | policy ms/trial | avg batch | simple regret median [q1, q3] | seeds in the 0.12 basin | Mann-Whitney U, p vs 1 worker |")
+	fmt.Fprintln(w, "| policy | workers | wall time (median) | speed-up | policy ms/trial | avg batch | simple regret median [q1, q3] | seeds with regret >= 0.05 | Mann-Whitney U, p vs 1 worker |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	first := map[string]float64{} // wall time of the policy's first row
 	for _, s := range sum {
@@ -86,8 +86,12 @@ func printParallel(w io.Writer, sum []ParallelSummary) {
 		if s.P == s.P {
 			test = fmt.Sprintf("U = %g, p = %.2f", s.U, s.P)
 		}
-		fmt.Fprintf(w, "| %s | %d | %.1f s | %.2fx | %.2f | %.2f | %.3g [%.3g, %.3g] | %d/%d | %s |\n", s.Policy, s.Workers, s.Seconds,
-			first[s.Policy]/s.Seconds, s.PolicyMS, s.Batch, s.SimpleMedian, s.SimpleQ1, s.SimQ3, s.Basin, len(s.Simple), test)
+		batch := "-"
+		if s.Batch > 0 {
+			batch = fmt.Sprintf("%.2f", s.Batch)
+		}
+		fmt.Fprintf(w, "| %s | %d | %.1f s | %.2fx | %.2f | %s | %.3g [%.3g, %.3g] | %d/%d | %s |\n", s.Policy, s.Workers, s.Seconds,
+			first[s.Policy]/s.Seconds, s.PolicyMS, batch, s.SimpleMedian, s.SimpleQ1, s.SimQ3, s.Basin, len(s.Simple), test)
 	}
 	for _, s := range sum {
 		var v []string
