@@ -15,10 +15,10 @@ import (
 // TestParallelTable runs the parallel-workers experiment of
 // docs/parallel.md (evaluations of 200 ms, Hartmann 6, T=200, one worker
 // and four, BKB with pending conditioning and batched BKB, 10 seeds: about
-// 15 minutes) when BKB_PARALLEL=1, and prints its table.
+// 19 minutes) when BKB_PARALLEL=1, and prints its table.
 func TestParallelTable(t *testing.T) {
 	if os.Getenv("BKB_PARALLEL") == "" {
-		t.Skip("set BKB_PARALLEL=1 to run the parallel-workers experiment (about 15 minutes)")
+		t.Skip("set BKB_PARALLEL=1 to run the parallel-workers experiment (about 19 minutes)")
 	}
 	cfg := ParallelConfig{Function: "hartmann6", Budget: 200, Delay: 200 * time.Millisecond, Workers: 4, Seeds: 10, Policies: []string{"bkb", "bbkb"}}
 	runs, err := RunParallel(context.Background(), cfg, os.Stderr)

@@ -707,11 +707,10 @@ func (r *refiner) incumbent(e *engine) []float64 {
 }
 
 // acquisition returns the policy's score of a candidate. A point at a
-// pending trial or failed evaluation scores -Inf; near one, the standard
-// deviation shrinks by sqrt(1 - rho^2) for the prior correlation rho of the
-// two points (the variance the GP would have after observing the pending
-// point alone, without noise: a cheap stand-in for GP-BUCB's conditioning
-// on every pending point).
+// pending trial or failed evaluation scores -Inf; near pending trials the
+// variance is GP-BUCB's, conditioned on all of them (pending.go); near a
+// failed evaluation the standard deviation shrinks by sqrt(1 - rho^2) for
+// the prior correlation rho of the two points.
 func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (acq func(x []float64) float64, score func(x []float64, m, v float64) float64, err error) {
 	t := len(e.succ)
 	beta, _, err := r.cfg.betaSchedule()
@@ -721,10 +720,10 @@ func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (acq
 	nGlobal, _ := r.global.Dims()
 	b := beta.Beta(acquisition.State{T: t, Arms: nGlobal, Lambda: r.lambda, Kappa2: 1})
 	// Every exploitEvery-th ask takes the posterior mean's maximizer,
-	// unless points are pending: parallel workers would then all climb the
-	// same mean (4 workers on Hartmann 6, T=200, 10 seeds: 5 runs stuck in
-	// the second basin with the exploit asks, against 7 without the
-	// exception).
+	// unless evaluations failed; also while points are pending (with
+	// GP-BUCB's variances and stale results kept from the trust region,
+	// 4 workers on Hartmann 6, T=200 then end as close to the minimum as
+	// one: docs/parallel.md).
 	if exploitEvery > 0 && r.asks%exploitEvery == 0 && len(avoid) == len(e.pending) {
 		b = 0
 	}
