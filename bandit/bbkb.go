@@ -53,6 +53,15 @@ type BBKBOptions struct {
 	Ratio float64
 	// MaxBatch, when positive, also stops a batch at this many arms.
 	MaxBatch int
+	// MinBatch, when positive, keeps a batch open until it holds this many
+	// arms, whatever the ratio rule says (a departure from the paper, for
+	// parallel workers: with W workers a batch shorter than W leaves
+	// workers idle). Each arm after the rule would have stopped is still
+	// chosen by the lazy fantasized UCB, so the batch is GP-BUCB's
+	// conditioning on the pending arms; the paper's ratio bound then holds
+	// with C~ the largest 1 + sum of stale variances a batch reached
+	// (BatchStats.MaxRatio) instead of Ratio.
+	MinBatch int
 	// LogDet, when set, replaces Options.Beta by the batch beta.
 	LogDet *LogDetBeta
 	// Distinct keeps an arm already in the batch from being chosen again.
@@ -84,6 +93,10 @@ type BatchStats struct {
 	AverageBatchSize float64
 	// MaxBatchSize is the largest completed batch.
 	MaxBatchSize int
+	// MaxRatio is the largest 1 + sum of the stale variances of a
+	// completed batch's arms before its last: the quantity the batch rule
+	// keeps within Ratio (above it only with MinBatch).
+	MaxRatio float64
 	// Recomputes counts fantasized-variance recomputations of single arms
 	// inside batches (lazy updates; brute force recomputes every arm).
 	Recomputes int
@@ -148,8 +161,10 @@ type BBKB struct {
 	nUntld int
 	closed bool
 	ratio  float64 // 1 + sum of stale variances of the batch's arms
-	told   []toldObs
-	extra  []toldObs // told arms not in the batch, applied at the update
+	// ratioBefore is ratio before the batch's last arm.
+	ratioBefore float64
+	told        []toldObs
+	extra       []toldObs // told arms not in the batch, applied at the update
 
 	// Fantasy state, valid while a batch is in progress.
 	beta  float64
@@ -193,6 +208,12 @@ func NewBBKB(arms *mat.Dense, opt BBKBOptions) (*BBKB, error) {
 	}
 	if opt.MaxBatch < 0 {
 		return nil, fmt.Errorf("bandit: BBKB max batch must be >= 0, got %d", opt.MaxBatch)
+	}
+	if opt.MinBatch < 0 {
+		return nil, fmt.Errorf("bandit: BBKB min batch must be >= 0, got %d", opt.MinBatch)
+	}
+	if opt.MaxBatch > 0 && opt.MinBatch > opt.MaxBatch {
+		return nil, fmt.Errorf("bandit: BBKB min batch %d exceeds max batch %d", opt.MinBatch, opt.MaxBatch)
 	}
 	if err := opt.validate(); err != nil {
 		return nil, err
@@ -301,7 +322,7 @@ func (p *BBKB) startBatch() {
 		p.ver[i] = 0
 	}
 	p.g, p.dd = p.g[:0], p.dd[:0]
-	p.ratio = 1
+	p.ratio, p.ratioBefore = 1, 1
 }
 
 // ensureBasis builds, unless current, the fantasy state: the Nystrom
@@ -532,8 +553,9 @@ func (p *BBKB) Ask() (int, error) {
 	p.batch = append(p.batch, arm)
 	p.untold[arm]++
 	p.nUntld++
+	p.ratioBefore = p.ratio
 	p.ratio += p.var0[arm]
-	if p.ratio > p.opt.Ratio || (p.opt.MaxBatch > 0 && len(p.batch) >= p.opt.MaxBatch) {
+	if (p.ratio > p.opt.Ratio && len(p.batch) >= p.opt.MinBatch) || (p.opt.MaxBatch > 0 && len(p.batch) >= p.opt.MaxBatch) {
 		p.closed = true
 	} else if err := p.afterChoice(arm); err != nil {
 		return -1, err
@@ -603,6 +625,7 @@ func (p *BBKB) update() error {
 	p.stats.Batches++
 	p.stats.Arms += len(p.batch)
 	p.stats.MaxBatchSize = max(p.stats.MaxBatchSize, len(p.batch))
+	p.stats.MaxRatio = max(p.stats.MaxRatio, p.ratioBefore)
 	p.batch, p.told, p.extra = p.batch[:0], p.told[:0], p.extra[:0]
 	p.closed = false
 	return p.resample()

@@ -188,13 +188,16 @@ func TestBBKBBatchRule(t *testing.T) {
 		ratio    float64
 		max      int
 		distinct bool
-	}{{2, 0, false}, {4, 0, false}, {10, 0, false}, {10, 5, false}, {2, 0, true}, {10, 0, true}} {
-		t.Run(fmt.Sprintf("ratio%v-max%d-distinct%v", tc.ratio, tc.max, tc.distinct), func(t *testing.T) {
-			p, err := NewBBKB(arms, BBKBOptions{Options: Options{Lambda: 0.0025, Seed: 2}, Ratio: tc.ratio, MaxBatch: tc.max, Distinct: tc.distinct})
+		min      int
+	}{{2, 0, false, 0}, {4, 0, false, 0}, {10, 0, false, 0}, {10, 5, false, 0}, {2, 0, true, 0}, {10, 0, true, 0},
+		{2, 0, false, 4}, {2, 0, true, 3}, {10, 5, false, 5}} {
+		t.Run(fmt.Sprintf("ratio%v-max%d-distinct%v-min%d", tc.ratio, tc.max, tc.distinct, tc.min), func(t *testing.T) {
+			p, err := NewBBKB(arms, BBKBOptions{Options: Options{Lambda: 0.0025, Seed: 2}, Ratio: tc.ratio, MaxBatch: tc.max, Distinct: tc.distinct, MinBatch: tc.min})
 			if err != nil {
 				t.Fatal(err)
 			}
 			total, sizes := 0, 0
+			maxRatio := 1.0
 			for total < 300 {
 				stale := append([]float64(nil), p.Posterior().Variances()...)
 				batch := askBatch(t, p, nil)
@@ -210,12 +213,13 @@ func TestBBKBBatchRule(t *testing.T) {
 					}
 					sum += stale[a]
 				}
-				if sum > tc.ratio {
+				if sum > tc.ratio && len(batch)-1 >= tc.min {
 					t.Fatalf("batch %v continued past the rule: 1+sum = %v > %v", batch, sum, tc.ratio)
 				}
+				maxRatio = max(maxRatio, sum)
 				last := stale[batch[len(batch)-1]]
-				if sum+last <= tc.ratio && len(batch) != tc.max {
-					t.Fatalf("batch of %d stopped early: 1+sum = %v <= %v", len(batch), sum+last, tc.ratio)
+				if (sum+last <= tc.ratio || len(batch) < tc.min) && len(batch) != tc.max {
+					t.Fatalf("batch of %d stopped early: 1+sum = %v <= %v or below MinBatch %d", len(batch), sum+last, tc.ratio, tc.min)
 				}
 				if tc.max > 0 && len(batch) > tc.max {
 					t.Fatalf("batch of %d above MaxBatch %d", len(batch), tc.max)
@@ -231,6 +235,12 @@ func TestBBKBBatchRule(t *testing.T) {
 			s := p.BatchStats()
 			if s.Arms != total || s.MaxBatchSize != sizes {
 				t.Errorf("stats %+v, want %d arms, max %d", s, total, sizes)
+			}
+			if math.Abs(s.MaxRatio-maxRatio) > 1e-9*maxRatio {
+				t.Errorf("stats MaxRatio %v, want %v", s.MaxRatio, maxRatio)
+			}
+			if tc.min > 1 && s.MaxBatchSize < tc.min {
+				t.Errorf("MinBatch %d: largest batch %d", tc.min, s.MaxBatchSize)
 			}
 			if tc.ratio >= 4 && s.MaxBatchSize < 2 {
 				t.Errorf("ratio %v never made a batch above 1 in %d arms", tc.ratio, total)

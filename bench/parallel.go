@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/bkb-go/bkb/objectives"
@@ -29,6 +31,15 @@ type ParallelConfig struct {
 	// NoSequential skips the one-worker runs (for quick iterations on
 	// the parallel path; the summary then has no reference row).
 	NoSequential bool
+	// NoiseFrac adds Gaussian noise of standard deviation NoiseFrac times
+	// the function's range (Range) to every value told, drawn from (seed,
+	// trial number) so that the draws do not depend on which worker
+	// evaluates which trial. The simple regret stays on the noise-free f.
+	NoiseFrac float64
+	// PaperBatches runs bbkb with the paper's batch rule alone; by default
+	// its parallel runs keep batches open to one arm per worker
+	// (study.Config.MinBatch = Workers).
+	PaperBatches bool
 }
 
 // ParallelRun is one run of the experiment.
@@ -52,6 +63,10 @@ func RunParallel(ctx context.Context, cfg ParallelConfig, progress io.Writer) ([
 	if err != nil {
 		return nil, err
 	}
+	var sd float64
+	if cfg.NoiseFrac > 0 {
+		sd = cfg.NoiseFrac * Range(f)
+	}
 	var runs []ParallelRun
 	first := max(cfg.FirstSeed, 1)
 	for seed := first; seed < first+cfg.Seeds; seed++ {
@@ -67,10 +82,18 @@ func RunParallel(ctx context.Context, cfg ParallelConfig, progress io.Writer) ([
 			variants = append(variants, variant{p, cfg.Workers})
 		}
 		for _, v := range variants {
-			s, err := study.Create(ctx, storage.NewMemory(), "parallel", study.Config{Space: space, Budget: cfg.Budget, Seed: uint64(seed), Policy: v.policy})
+			sc := study.Config{Space: space, Budget: cfg.Budget, Seed: uint64(seed), Policy: v.policy}
+			if v.policy == "bbkb" && v.workers > 1 && !cfg.PaperBatches {
+				sc.MinBatch = v.workers
+			}
+			s, err := study.Create(ctx, storage.NewMemory(), "parallel", sc)
 			if err != nil {
 				return nil, err
 			}
+			// The simple regret is on the noise-free f of the evaluated
+			// points (with noise the best told value is luck).
+			var mu sync.Mutex
+			bestF := math.Inf(1)
 			start := time.Now()
 			err = s.Run(ctx, func(ctx context.Context, t *study.Trial) (float64, error) {
 				select {
@@ -78,15 +101,21 @@ func RunParallel(ctx context.Context, cfg ParallelConfig, progress io.Writer) ([
 				case <-ctx.Done():
 					return 0, ctx.Err()
 				}
-				return f.Value(t.X), nil
+				y := f.Value(t.X)
+				mu.Lock()
+				bestF = math.Min(bestF, y)
+				mu.Unlock()
+				if sd > 0 {
+					y += sd * rand.New(rand.NewPCG(uint64(seed), 0x6e6f697365^uint64(t.Number))).NormFloat64()
+				}
+				return y, nil
 			}, study.RunOptions{Workers: v.workers})
 			if err != nil {
 				return nil, err
 			}
-			best, _ := s.Best()
 			info := s.Info()
 			r := ParallelRun{Policy: v.policy, Workers: v.workers, Seed: uint64(seed), Seconds: time.Since(start).Seconds(),
-				PolicyMS: 1e3 * info.PolicySeconds / float64(cfg.Budget), Simple: best.Value - f.MinValue}
+				PolicyMS: 1e3 * info.PolicySeconds / float64(cfg.Budget), Simple: bestF - f.MinValue}
 			if b, ok := s.BatchSize(); ok {
 				r.Batch = b
 			}

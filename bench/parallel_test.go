@@ -33,7 +33,9 @@ func TestParallelTable(t *testing.T) {
 // Hartmann 6, T=200. BKB_PARALLEL_SEEDS (first-last, default 1-10)
 // picks the seeds, BKB_PARALLEL_POLICIES (comma-separated, default
 // bkb) picks the policies; BKB_PARALLEL_REF (comma-separated simple
-// regrets of the one-worker runs, seed order) skips the one-worker runs.
+// regrets of the one-worker runs, seed order) skips the one-worker runs;
+// BKB_PARALLEL_NOISE (fraction of the function's range) adds noise and
+// BKB_PARALLEL_DELAY (e.g. 200ms) sets the evaluation time.
 func TestParallelQuick(t *testing.T) {
 	if os.Getenv("BKB_PARALLEL_QUICK") == "" {
 		t.Skip("set BKB_PARALLEL_QUICK=1 to run the quick parallel-workers experiment")
@@ -47,6 +49,20 @@ func TestParallelQuick(t *testing.T) {
 	}
 	if p := os.Getenv("BKB_PARALLEL_POLICIES"); p != "" {
 		cfg.Policies = strings.Split(p, ",")
+	}
+	if s := os.Getenv("BKB_PARALLEL_NOISE"); s != "" {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || v < 0 {
+			t.Fatalf("BKB_PARALLEL_NOISE %q: want a fraction of the range >= 0", s)
+		}
+		cfg.NoiseFrac = v
+	}
+	if s := os.Getenv("BKB_PARALLEL_DELAY"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			t.Fatalf("BKB_PARALLEL_DELAY %q: want a duration such as 200ms", s)
+		}
+		cfg.Delay = d
 	}
 	var ref []float64
 	if s := os.Getenv("BKB_PARALLEL_REF"); s != "" {

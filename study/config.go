@@ -149,6 +149,12 @@ type Config struct {
 	Fit string `json:"fit,omitempty"`
 	// MaxFailures stops Optimize after this many failed trials (0: never).
 	MaxFailures int `json:"max_failures"`
+	// MinBatch (policy bbkb only) keeps a batch open until it holds this
+	// many arms (bandit.BBKBOptions.MinBatch): with W parallel workers,
+	// MinBatch = W keeps every worker busy where the paper's ratio rule
+	// alone would close batches of one or two arms and leave the others
+	// waiting. 0: the paper's rule alone.
+	MinBatch int `json:"min_batch,omitempty"`
 	// Objective is opaque to the study: a tool that runs the objective
 	// itself (the command line) stores here how to run it.
 	Objective json.RawMessage `json:"objective,omitempty"`
@@ -306,6 +312,10 @@ func (c *Config) Normalize() error {
 		return fmt.Errorf("study: fit_every must be >= 0, got %d", c.FitEvery)
 	case c.MaxFailures < 0:
 		return fmt.Errorf("study: max_failures must be >= 0, got %d", c.MaxFailures)
+	case c.MinBatch < 0:
+		return fmt.Errorf("study: min_batch must be >= 0, got %d", c.MinBatch)
+	case c.MinBatch > 0 && c.Policy != "bbkb":
+		return fmt.Errorf("study: min_batch is for policy bbkb, not %s", c.Policy)
 	}
 	if c.Init == 0 {
 		c.Init = max(5, c.Space.Dim()+1)
@@ -480,7 +490,7 @@ func (c *Config) newPolicy(arms *mat.Dense, k kernel.Kernel, lambda float64) (ba
 	case "bbkb":
 		// Batched BKB (ICML 2020): adaptive batches for parallel workers;
 		// Ask reports bandit.ErrBatchFull while a closed batch is running.
-		return bandit.NewBBKB(arms, bandit.BBKBOptions{Options: opt})
+		return bandit.NewBBKB(arms, bandit.BBKBOptions{Options: opt, MinBatch: c.MinBatch})
 	}
 	return nil, fmt.Errorf("study: unknown policy %q", c.Policy)
 }

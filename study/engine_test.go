@@ -2,10 +2,13 @@ package study
 
 import (
 	"context"
+	"errors"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/bkb-go/bkb/bandit"
 	"github.com/bkb-go/bkb/objectives"
 	"github.com/bkb-go/bkb/storage"
 )
@@ -152,5 +155,55 @@ func TestFitLengthScale(t *testing.T) {
 	}
 	if w.Evaluations != 21 || math.IsInf(w.LogMarginal, 0) {
 		t.Errorf("fit: %+v", w)
+	}
+}
+
+// TestMinBatch: with MinBatch = W, BBKB's batch takes W consecutive asks
+// (W workers busy) where the paper's rule alone closes it earlier, and the
+// field is refused for other policies and below 0.
+func TestMinBatch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f, _ := objectives.Lookup("hartmann3")
+	space, err := Box(nil, f.Lower, f.Upper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// asks returns how many consecutive asks succeed after 20 sequential
+	// trials (at most 12).
+	asks := func(minBatch int) int {
+		s, err := Create(ctx, storage.NewMemory(), "s", Config{Space: space, Policy: "bbkb", Seed: 3, MinBatch: minBatch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 20; i++ {
+			tr, err := s.Ask(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Tell(ctx, tr.Number, f.Value(tr.X)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n := 0
+		for ; n < 12; n++ {
+			if _, err := s.Ask(ctx); errors.Is(err, bandit.ErrBatchFull) {
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+		}
+		return n
+	}
+	if n := asks(0); n >= 4 {
+		t.Fatalf("the paper's rule alone took %d consecutive asks: the test needs a rule that closes early", n)
+	}
+	if n := asks(4); n < 4 {
+		t.Errorf("MinBatch 4: only %d consecutive asks", n)
+	}
+	for _, c := range []Config{{Space: space, Policy: "bkb", MinBatch: 2}, {Space: space, Policy: "bbkb", MinBatch: -1}} {
+		if err := c.Normalize(); err == nil || !strings.Contains(err.Error(), "min_batch") {
+			t.Errorf("policy %s min_batch %d: error %v", c.Policy, c.MinBatch, err)
+		}
 	}
 }

@@ -121,6 +121,7 @@ type configFlags struct {
 	init        int
 	noStd       bool
 	maxFailures int
+	minBatch    int
 }
 
 func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
@@ -156,12 +157,13 @@ func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
 	fs.IntVar(&c.init, "init", 0, "initial design size: random arms before the policy starts (default max(5, d+1))")
 	fs.BoolVar(&c.noStd, "no-standardize", false, "tell the GP raw values instead of values standardized by the initial design")
 	fs.IntVar(&c.maxFailures, "max-failures", 10, "stop the run after this many failed evaluations (0: never)")
+	fs.IntVar(&c.minBatch, "min-batch", 0, "policy bbkb: keep a batch open until it holds this many arms (optimize: default --workers; 0: the paper's batch rule alone)")
 }
 
 // configFlagNames lists the flags that define a study (ignored on resume).
 var configFlagNames = []string{"objective", "noise", "plugin", "one-shot", "timeout", "max-restarts", "space", "lower", "upper", "names",
 	"arms", "n", "per-dim", "arms-file", "arms-seed", "policy", "kernel", "length-scale", "fit-length-scale", "lambda", "qbar",
-	"beta", "incremental", "seed", "maximize", "minimize", "init", "no-standardize", "max-failures", "candidates", "fit"}
+	"beta", "incremental", "seed", "maximize", "minimize", "init", "no-standardize", "max-failures", "candidates", "fit", "min-batch"}
 
 // build validates the flags and returns the study. extra is the plugin
 // command given after "--", if any. external makes a study with no
@@ -169,7 +171,7 @@ var configFlagNames = []string{"objective", "noise", "plugin", "one-shot", "time
 func (c *configFlags) build(fs *pflag.FlagSet, extra []string, external bool) (*spec, error) {
 	cfg := study.Config{Seed: c.seed, Budget: c.budget, Lambda: c.lambda, Qbar: c.qbar, Beta: c.beta,
 		Incremental: c.incremental, MaxFailures: c.maxFailures, RawValues: c.noStd, FitEvery: c.fitEvery, Init: c.init,
-		Policy: c.policy, Kernel: study.Kernel{Name: c.kernel, LengthScale: c.lengthScale}, Candidates: c.candidates, Fit: c.fit}
+		Policy: c.policy, Kernel: study.Kernel{Name: c.kernel, LengthScale: c.lengthScale}, Candidates: c.candidates, Fit: c.fit, MinBatch: c.minBatch}
 	if c.maximize && c.minimize {
 		return nil, usagef("--maximize and --minimize are exclusive")
 	}

@@ -89,6 +89,11 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if sp, err = cf.build(fs, extra, false); err != nil {
 			return err
 		}
+		if sp.cfg.Policy == "bbkb" && *workers > 1 && !fs.Changed("min-batch") {
+			// One arm per worker: the paper's rule alone closes batches
+			// of one or two arms early in a run (docs/parallel.md).
+			sp.cfg.MinBatch = *workers
+		}
 		if w.study != "" {
 			if err := w.check("optimize"); err != nil {
 				return err
