@@ -2,7 +2,11 @@ package gp
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
+
+	"gonum.org/v1/gonum/blas"
+	gonumblas "gonum.org/v1/gonum/blas/gonum"
 )
 
 // Dictionary changes of the DTC posterior (issue 13): all of one step's
@@ -87,15 +91,176 @@ func (o *chgOp) apply(g *DTC, row, x []float64, vari, mean float64) (float64, fl
 
 // chgPass applies every planned op to the rows not brought up to date in
 // planning, in place.
+//
+// The ops' inner products are batched: every inner product that a row
+// needs is a linear functional of the row as it was before the ops, or as
+// it is after the removals, so the ops' vectors are stacked into two small
+// matrices (prepare) and each row multiplies them in one BLAS matrix-vector
+// product (gonum's Dgemv, whose assembly kernel runs about twice the
+// flop rate of the scalar dot2 loop on these sizes; measured 10.7 against
+// 5.7 Gflop/s at m = 400 with 16 vectors):
+//   - f1 (before the ops, width k1): the deferred observation's v[:k1]
+//     and each removal's gv over the prefix its rotations do not touch
+//     (removals are planned from the back of S, so every later removal's
+//     prefix is untouched by the earlier ones; when a revival breaks that
+//     order the removals fall back to chgOp.apply);
+//   - f2 (after the removals, width m1): each addition's zp[:m1] and
+//     gv[:m1]; the few coordinates appended by earlier additions of the
+//     step are added by short dots.
+//
+// What stays per row and per op is O(1) work, the kernel evaluation of an
+// addition and the Givens sweep of a removal.
 type chgPass struct {
 	g       *DTC
 	obs     bool // a deferred observation pass is fused into this one
 	clamped atomic.Int64
+
+	m0     int       // coordinates before the ops
+	k1     int       // width of f1
+	n1     int       // rows of f1 (0: no batched prefix)
+	f1     []float64 // n1 x k1, row-major
+	batchR bool      // removals' prefixes are in f1
+	nrem   int       // leading removal ops
+	m1     int       // coordinates after the removals
+	n2     int       // rows of f2: 2 per addition
+	f2     []float64 // n2 x m1
 }
+
+// prepare stacks the ops' vectors into f1 and f2 (from the step's arena).
+func (p *chgPass) prepare() {
+	g := p.g
+	ops := g.ops
+	p.m0 = g.r.m
+	if len(ops) > 0 {
+		p.m0 = ops[0].m
+	}
+	if p.obs {
+		p.m0 = len(g.obsPass.v)
+	}
+	p.nrem = 0
+	for p.nrem < len(ops) && ops[p.nrem].remove {
+		p.nrem++
+	}
+	p.m1 = p.m0 - p.nrem
+	if p.nrem < len(ops) {
+		p.m1 = ops[p.nrem].m
+	}
+	// Removals' prefixes: op r's prefix [0, k0_r) must not be touched by
+	// the rotations of the removals before it (which start at their k0).
+	p.batchR = p.nrem > 0
+	k1, lowest := 0, p.m0
+	for r := 0; r < p.nrem; r++ {
+		k0 := ops[r].prefix()
+		if k0 > lowest {
+			p.batchR = false
+			break
+		}
+		lowest = min(lowest, ops[r].rotStart())
+		k1 = max(k1, k0)
+	}
+	p.n1, p.k1 = 0, 0
+	if p.batchR {
+		p.k1 = max(k1, 1) // a BLAS matrix has at least one column; m0 >= 1 here
+		k1 = p.k1
+		p.n1 = p.nrem
+		if p.obs {
+			p.n1++
+		}
+		p.f1 = g.floats(p.n1 * k1)
+		q := 0
+		if p.obs {
+			copy(p.f1[:k1], g.obsPass.v[:k1])
+			q = 1
+		}
+		for r := 0; r < p.nrem; r++ {
+			dst := p.f1[(q+r)*k1 : (q+r+1)*k1]
+			k0 := ops[r].prefix()
+			copy(dst, ops[r].gv[:k0])
+			for i := k0; i < k1; i++ {
+				dst[i] = 0
+			}
+		}
+	}
+	nadd := len(ops) - p.nrem
+	p.n2 = 0
+	if nadd > 0 && p.m1 > 0 {
+		p.n2 = 2 * nadd
+		p.f2 = g.floats(p.n2 * p.m1)
+		for a := 0; a < nadd; a++ {
+			o := &ops[p.nrem+a]
+			zr := p.f2[2*a*p.m1 : (2*a+1)*p.m1]
+			gr := p.f2[(2*a+1)*p.m1 : (2*a+2)*p.m1]
+			if o.dead {
+				for i := range zr {
+					zr[i], gr[i] = 0, 0
+				}
+				continue
+			}
+			copy(zr, o.zp[:p.m1])
+			copy(gr, o.gv[:p.m1])
+		}
+	}
+}
+
+// prefix is the length of a removal's prefix that its rotations leave
+// unchanged (its gv.z over it is in f1).
+func (o *chgOp) prefix() int {
+	if len(o.rots) > 0 {
+		return o.rots[0].K
+	}
+	return o.m - 1
+}
+
+// rotStart is the first coordinate a removal changes.
+func (o *chgOp) rotStart() int { return o.prefix() }
+
+// removeTail applies a removal whose prefix inner product gz (gv.z over
+// [0, prefix)) is already known: the Givens sweep carrying the running
+// coordinate in a register, accumulating the rest of gv.z'.
+func (o *chgOp) removeTail(row []float64, gz, lam, vari, mean float64) (float64, float64) {
+	mm := o.m - 1
+	if len(o.rots) > 0 {
+		k0 := o.rots[0].K
+		seg := row[k0 : mm+1]
+		gv := o.gv[k0:mm]
+		rots := o.rots[:len(seg)-1]
+		u := seg[0]
+		for i, q := range rots {
+			v := seg[i+1]
+			w := q.C*u + q.S*v
+			u = -q.S*u + q.C*v
+			seg[i] = w
+			gz += gv[i] * w
+		}
+		seg[len(seg)-1] = u
+	}
+	c := row[mm]
+	row[mm] = 0
+	t := c - gz
+	return vari + c*c/lam - t*t/o.schur, mean + o.coef*t
+}
+
+// scratchPool holds chgPass.run's scratch for the batched inner products
+// (one per goroutine of a pass; a stack array would escape through the
+// BLAS call and allocate on every step).
+var scratchPool = sync.Pool{New: func() any { s := make([]float64, 64); return &s }}
 
 func (p *chgPass) run(lo, hi int) {
 	g := p.g
 	r, ops := g.r, g.ops
+	lam := g.lambda
+	bp := scratchPool.Get().(*[]float64)
+	defer scratchPool.Put(bp)
+	if cap(*bp) < p.n1+p.n2 {
+		*bp = make([]float64, p.n1+p.n2)
+	}
+	y := (*bp)[:cap(*bp)]
+	y1, y2 := y[:p.n1], y[p.n1:p.n1+p.n2]
+	m0, m1, k1, nrem := p.m0, p.m1, p.k1, p.nrem
+	var obsV []float64
+	if p.obs {
+		obsV = g.obsPass.v
+	}
 	var clamped int64
 	for j := lo; j < hi; j++ {
 		if g.early(j) {
@@ -104,15 +269,55 @@ func (p *chgPass) run(lo, hi int) {
 		row := r.slot(j) // stride >= every op's width (applyChanges)
 		x := r.point(j)
 		v, mu := r.vari[j], r.mean[j]
+		if p.n1 > 0 {
+			blasImpl.Dgemv(blas.NoTrans, p.n1, k1, 1, p.f1, k1, row[:k1], 1, 0, y1, 1)
+		}
+		q := 0
 		if p.obs {
 			// The deferred observation's rank-one update, on the
 			// embedding before the changes.
-			s := dot(g.obsPass.v, row[:len(g.obsPass.v)])
+			var s float64
+			if p.n1 > 0 {
+				s = y1[0] + dot(obsV[k1:m0], row[k1:m0])
+				q = 1
+			} else {
+				s = dot(obsV, row[:m0])
+			}
 			v -= s * s / g.obsPass.denom
 			mu += s * g.obsPass.gain
 		}
-		for k := range ops {
-			v, mu = ops[k].apply(g, row, x, v, mu)
+		for k := 0; k < nrem; k++ {
+			if p.batchR {
+				v, mu = ops[k].removeTail(row, y1[q+k], lam, v, mu)
+			} else {
+				v, mu = ops[k].apply(g, row, x, v, mu)
+			}
+		}
+		if p.n2 > 0 {
+			blasImpl.Dgemv(blas.NoTrans, p.n2, m1, 1, p.f2, m1, row[:m1], 1, 0, y2, 1)
+			for a, k := 0, nrem; k < len(ops); a, k = a+1, k+1 {
+				o := &ops[k]
+				m := o.m
+				if o.dead {
+					row[m] = 0
+					continue
+				}
+				pz, gz := y2[2*a], y2[2*a+1]
+				if m > m1 {
+					dp, dg := dot2(o.zp[m1:m], o.gv[m1:m], row[m1:m])
+					pz += dp
+					gz += dg
+				}
+				c := (g.k.Eval(x, o.xp) - pz) / o.d
+				row[m] = c
+				t := c - gz
+				v += t*t/o.schur - c*c/lam
+				mu += o.coef * t
+			}
+		} else {
+			for k := nrem; k < len(ops); k++ {
+				v, mu = ops[k].apply(g, row, x, v, mu)
+			}
 		}
 		if v < 0 {
 			v = 0
@@ -124,6 +329,10 @@ func (p *chgPass) run(lo, hi int) {
 		p.clamped.Add(clamped)
 	}
 }
+
+// blasImpl is gonum's pure-Go BLAS, called directly (not through blas64's
+// interface) in the per-row loops.
+var blasImpl gonumblas.Implementation
 
 // early reports whether row j is brought up to date while ops are planned.
 func (g *DTC) early(j int) bool { return g.count[j] > 0 || g.mark[j] }
@@ -344,6 +553,7 @@ func (g *DTC) applyChanges(rem, add []int) error {
 	// so that rounding does not accumulate across steps.
 	g.solveV(g.beta, g.b)
 	g.chg.g, g.chg.obs = g, obs
+	g.chg.prepare()
 	runRows(r.n(), &g.chg, &g.wg)
 	g.clamps += int(g.chg.clamped.Swap(0))
 	for _, i := range add {
