@@ -5,7 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"gonum.org/v1/gonum/blas"
 	gonumblas "gonum.org/v1/gonum/blas/gonum"
 )
 
@@ -247,87 +246,129 @@ var scratchPool = sync.Pool{New: func() any { s := make([]float64, 64); return &
 
 func (p *chgPass) run(lo, hi int) {
 	g := p.g
-	r, ops := g.r, g.ops
-	lam := g.lambda
+	r := g.r
 	bp := scratchPool.Get().(*[]float64)
 	defer scratchPool.Put(bp)
-	if cap(*bp) < p.n1+p.n2 {
-		*bp = make([]float64, p.n1+p.n2)
+	need := 2 * (p.n1 + p.n2)
+	if cap(*bp) < need {
+		*bp = make([]float64, need)
 	}
-	y := (*bp)[:cap(*bp)]
-	y1, y2 := y[:p.n1], y[p.n1:p.n1+p.n2]
-	m0, m1, k1, nrem := p.m0, p.m1, p.k1, p.nrem
-	var obsV []float64
-	if p.obs {
-		obsV = g.obsPass.v
-	}
+	y := (*bp)[:need]
+	ya1, yb1 := y[:p.n1], y[p.n1:2*p.n1]
+	ya2, yb2 := y[2*p.n1:2*p.n1+p.n2], y[2*p.n1+p.n2:]
 	var clamped int64
-	for j := lo; j < hi; j++ {
-		if g.early(j) {
-			continue
-		}
-		row := r.slot(j) // stride >= every op's width (applyChanges)
-		x := r.point(j)
-		v, mu := r.vari[j], r.mean[j]
-		if p.n1 > 0 {
-			blasImpl.Dgemv(blas.NoTrans, p.n1, k1, 1, p.f1, k1, row[:k1], 1, 0, y1, 1)
-		}
-		q := 0
-		if p.obs {
-			// The deferred observation's rank-one update, on the
-			// embedding before the changes.
-			var s float64
-			if p.n1 > 0 {
-				s = y1[0] + dot(obsV[k1:m0], row[k1:m0])
-				q = 1
-			} else {
-				s = dot(obsV, row[:m0])
-			}
-			v -= s * s / g.obsPass.denom
-			mu += s * g.obsPass.gain
-		}
-		for k := 0; k < nrem; k++ {
-			if p.batchR {
-				v, mu = ops[k].removeTail(row, y1[q+k], lam, v, mu)
-			} else {
-				v, mu = ops[k].apply(g, row, x, v, mu)
-			}
-		}
-		if p.n2 > 0 {
-			blasImpl.Dgemv(blas.NoTrans, p.n2, m1, 1, p.f2, m1, row[:m1], 1, 0, y2, 1)
-			for a, k := 0, nrem; k < len(ops); a, k = a+1, k+1 {
-				o := &ops[k]
-				m := o.m
-				if o.dead {
-					row[m] = 0
-					continue
-				}
-				pz, gz := y2[2*a], y2[2*a+1]
-				if m > m1 {
-					dp, dg := dot2(o.zp[m1:m], o.gv[m1:m], row[m1:m])
-					pz += dp
-					gz += dg
-				}
-				c := (g.k.Eval(x, o.xp) - pz) / o.d
-				row[m] = c
-				t := c - gz
-				v += t*t/o.schur - c*c/lam
-				mu += o.coef * t
-			}
-		} else {
-			for k := nrem; k < len(ops); k++ {
-				v, mu = ops[k].apply(g, row, x, v, mu)
-			}
-		}
+	finish := func(j int, v, mu float64) {
 		if v < 0 {
 			v = 0
 			clamped++
 		}
 		r.vari[j], r.mean[j] = v, mu
 	}
+	// Rows go in pairs, so that each load of the ops' vectors serves two
+	// rows (gemvRows2).
+	pend := -1
+	for j := lo; j < hi; j++ {
+		if g.early(j) {
+			continue
+		}
+		if pend < 0 {
+			pend = j
+			continue
+		}
+		ra, rb := r.slot(pend), r.slot(j) // stride >= every op's width (applyChanges)
+		if p.n1 > 0 {
+			gemvRows2(p.f1, p.n1, p.k1, p.k1, ra[:p.k1], rb[:p.k1], ya1, yb1)
+		}
+		va, mua := p.before(ra, r.point(pend), r.vari[pend], r.mean[pend], ya1)
+		vb, mub := p.before(rb, r.point(j), r.vari[j], r.mean[j], yb1)
+		if p.n2 > 0 {
+			gemvRows2(p.f2, p.n2, p.m1, p.m1, ra[:p.m1], rb[:p.m1], ya2, yb2)
+		}
+		va, mua = p.after(ra, r.point(pend), va, mua, ya2)
+		vb, mub = p.after(rb, r.point(j), vb, mub, yb2)
+		finish(pend, va, mua)
+		finish(j, vb, mub)
+		pend = -1
+	}
+	if pend >= 0 {
+		row := r.slot(pend)
+		if p.n1 > 0 {
+			gemvRows(p.f1, p.n1, p.k1, p.k1, row[:p.k1], ya1)
+		}
+		v, mu := p.before(row, r.point(pend), r.vari[pend], r.mean[pend], ya1)
+		if p.n2 > 0 {
+			gemvRows(p.f2, p.n2, p.m1, p.m1, row[:p.m1], ya2)
+		}
+		v, mu = p.after(row, r.point(pend), v, mu, ya2)
+		finish(pend, v, mu)
+	}
 	if clamped > 0 {
 		p.clamped.Add(clamped)
 	}
+}
+
+// before applies the deferred observation and the removals to a row
+// (of the point x), given y1 = f1 times the row as it was.
+func (p *chgPass) before(row, x []float64, v, mu float64, y1 []float64) (float64, float64) {
+	g := p.g
+	q := 0
+	if p.obs {
+		// The deferred observation's rank-one update, on the embedding
+		// before the changes.
+		obsV := g.obsPass.v
+		var s float64
+		if p.n1 > 0 {
+			s = y1[0] + dotFast(obsV[p.k1:p.m0], row[p.k1:p.m0])
+			q = 1
+		} else {
+			s = dotFast(obsV, row[:p.m0])
+		}
+		v -= s * s / g.obsPass.denom
+		mu += s * g.obsPass.gain
+	}
+	ops := g.ops
+	for k := 0; k < p.nrem; k++ {
+		if p.batchR {
+			v, mu = ops[k].removeTail(row, y1[q+k], g.lambda, v, mu)
+		} else {
+			v, mu = ops[k].apply(g, row, x, v, mu)
+		}
+	}
+	return v, mu
+}
+
+// after applies the additions to a row, given y2 = f2 times the row after
+// the removals.
+func (p *chgPass) after(row, x []float64, v, mu float64, y2 []float64) (float64, float64) {
+	g := p.g
+	ops := g.ops
+	if p.n2 == 0 {
+		for k := p.nrem; k < len(ops); k++ {
+			v, mu = ops[k].apply(g, row, x, v, mu)
+		}
+		return v, mu
+	}
+	lam, m1 := g.lambda, p.m1
+	for a, k := 0, p.nrem; k < len(ops); a, k = a+1, k+1 {
+		o := &ops[k]
+		m := o.m
+		if o.dead {
+			row[m] = 0
+			continue
+		}
+		pz, gz := y2[2*a], y2[2*a+1]
+		if m > m1 {
+			dp, dg := dot2(o.zp[m1:m], o.gv[m1:m], row[m1:m])
+			pz += dp
+			gz += dg
+		}
+		c := (g.k.Eval(x, o.xp) - pz) / o.d
+		row[m] = c
+		t := c - gz
+		v += t*t/o.schur - c*c/lam
+		mu += o.coef * t
+	}
+	return v, mu
 }
 
 // blasImpl is gonum's pure-Go BLAS, called directly (not through blas64's

@@ -79,19 +79,29 @@ func (r *rows) axpyRow(dst []float64, alpha float64, j int) {
 func (r *rows) set(j, c int, v float64) { r.slot(j)[c] = v }
 
 // ensureCoords makes room for m coordinates per row, re-laying out the
-// rows with a larger stride (growth x1.5) when needed.
+// rows with a larger stride when needed: by a quarter (not a half: the
+// spare capacity while S grows is heap beyond the embedding, issue 13's
+// 1.5x bound) and at least slack(m) beyond m.
 func (r *rows) ensureCoords(m int) {
 	if m <= r.stride {
 		return
 	}
-	r.setStride(max(m, r.stride+r.stride/2, 8))
+	r.setStride(max(m+slack(m), r.stride+r.stride/4, 8))
 }
 
-// compact re-lays out the rows with stride m (the coordinates in use)
-// when the spare capacity is more than a sixteenth of it.
+// slack is the spare capacity that a compacted row keeps: a few more
+// points can enter S without a re-layout. Compacting to the exact width
+// made every point entering S after a quiet spell cost two copies of the
+// table (grow, then compact again 8 steps later), 3-4 passes over the
+// embedding on a step that should cost about one; a gap of a sixteenth
+// costs a pass about that much more bandwidth.
+func slack(m int) int { return max(4, m/16) }
+
+// compact re-lays out the rows with stride m + slack(m) when the spare
+// capacity is more than twice that.
 func (r *rows) compact() {
-	if r.m > 0 && r.stride > r.m+r.m/16 {
-		r.setStride(r.m)
+	if r.m > 0 && r.stride > r.m+2*slack(r.m) {
+		r.setStride(r.m + slack(r.m))
 	}
 }
 
