@@ -56,7 +56,7 @@ func (o *chgOp) apply(g *DTC, row, x []float64, vari, mean float64) (float64, fl
 		if len(o.rots) > 0 {
 			k0 = o.rots[0].K
 		}
-		gz := dot(o.gv[:k0], row[:k0])
+		gz := dotFast(o.gv[:k0], row[:k0])
 		if len(o.rots) > 0 {
 			seg := row[k0 : mm+1]
 			gv := o.gv[k0:mm]
@@ -81,7 +81,7 @@ func (o *chgOp) apply(g *DTC, row, x []float64, vari, mean float64) (float64, fl
 		row[m] = 0
 		return vari, mean
 	}
-	pz, gz := dot2(o.zp, o.gv, row[:m])
+	pz, gz := dotFast(o.zp, row[:m]), dotFast(o.gv, row[:m])
 	c := (g.k.Eval(x, o.xp) - pz) / o.d
 	row[m] = c
 	t := c - gz
@@ -279,8 +279,7 @@ func (p *chgPass) run(lo, hi int) {
 		if p.n1 > 0 {
 			gemvRows2(p.f1, p.n1, p.k1, p.k1, ra[:p.k1], rb[:p.k1], ya1, yb1)
 		}
-		va, mua := p.before(ra, r.point(pend), r.vari[pend], r.mean[pend], ya1)
-		vb, mub := p.before(rb, r.point(j), r.vari[j], r.mean[j], yb1)
+		va, mua, vb, mub := p.before2(ra, rb, r.point(pend), r.point(j), r.vari[pend], r.mean[pend], r.vari[j], r.mean[j], ya1, yb1)
 		if p.n2 > 0 {
 			gemvRows2(p.f2, p.n2, p.m1, p.m1, ra[:p.m1], rb[:p.m1], ya2, yb2)
 		}
@@ -335,6 +334,63 @@ func (p *chgPass) before(row, x []float64, v, mu float64, y1 []float64) (float64
 		}
 	}
 	return v, mu
+}
+
+// before2 is before for two rows at once: their Givens sweeps are
+// interleaved, so that the two dependency chains (each rotation needs the
+// coordinate the previous one produced) overlap.
+func (p *chgPass) before2(ra, rb, xa, xb []float64, va, mua, vb, mub float64, ya, yb []float64) (float64, float64, float64, float64) {
+	if !p.batchR {
+		va, mua = p.before(ra, xa, va, mua, ya)
+		vb, mub = p.before(rb, xb, vb, mub, yb)
+		return va, mua, vb, mub
+	}
+	g := p.g
+	q := 0
+	if p.obs {
+		obsV := g.obsPass.v
+		sa := ya[0] + dotFast(obsV[p.k1:p.m0], ra[p.k1:p.m0])
+		sb := yb[0] + dotFast(obsV[p.k1:p.m0], rb[p.k1:p.m0])
+		va -= sa * sa / g.obsPass.denom
+		mua += sa * g.obsPass.gain
+		vb -= sb * sb / g.obsPass.denom
+		mub += sb * g.obsPass.gain
+		q = 1
+	}
+	ops := g.ops
+	lam := g.lambda
+	for k := 0; k < p.nrem; k++ {
+		o := &ops[k]
+		ga, gb := ya[q+k], yb[q+k]
+		mm := o.m - 1
+		if len(o.rots) > 0 {
+			k0 := o.rots[0].K
+			sa, sb := ra[k0:mm+1], rb[k0:mm+1]
+			sb = sb[:len(sa)]
+			gv := o.gv[k0:mm]
+			rots := o.rots[:len(sa)-1]
+			gv = gv[:len(rots)]
+			ua, ub := sa[0], sb[0]
+			for i, q := range rots {
+				wa := q.C*ua + q.S*sa[i+1]
+				wb := q.C*ub + q.S*sb[i+1]
+				ua = -q.S*ua + q.C*sa[i+1]
+				ub = -q.S*ub + q.C*sb[i+1]
+				sa[i], sb[i] = wa, wb
+				ga += gv[i] * wa
+				gb += gv[i] * wb
+			}
+			sa[len(sa)-1], sb[len(sb)-1] = ua, ub
+		}
+		ca, cb := ra[mm], rb[mm]
+		ra[mm], rb[mm] = 0, 0
+		ta, tb := ca-ga, cb-gb
+		va += ca*ca/lam - ta*ta/o.schur
+		vb += cb*cb/lam - tb*tb/o.schur
+		mua += o.coef * ta
+		mub += o.coef * tb
+	}
+	return va, mua, vb, mub
 }
 
 // after applies the additions to a row, given y2 = f2 times the row after

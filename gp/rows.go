@@ -65,7 +65,7 @@ func (r *rows) load(dst []float64, j, m int) []float64 {
 func (r *rows) store(j int, src []float64) { copy(r.slot(j)[:len(src)], src) }
 
 // dotRow returns v . z_j over the first len(v) coordinates of row j.
-func (r *rows) dotRow(j int, v []float64) float64 { return dot(v, r.slot(j)[:len(v)]) }
+func (r *rows) dotRow(j int, v []float64) float64 { return dotFast(v, r.slot(j)[:len(v)]) }
 
 // axpyRow adds alpha * z_j (its first len(dst) coordinates) to dst.
 func (r *rows) axpyRow(dst []float64, alpha float64, j int) {
