@@ -5,7 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	gonumblas "gonum.org/v1/gonum/blas/gonum"
+	"github.com/bkb-go/bkb/internal/chol"
 )
 
 // Dictionary changes of the DTC posterior (issue 13): all of one step's
@@ -56,7 +56,7 @@ func (o *chgOp) apply(g *DTC, row, x []float64, vari, mean float64) (float64, fl
 		if len(o.rots) > 0 {
 			k0 = o.rots[0].K
 		}
-		gz := dotFast(o.gv[:k0], row[:k0])
+		gz := chol.Dot(o.gv[:k0], row[:k0])
 		if len(o.rots) > 0 {
 			seg := row[k0 : mm+1]
 			gv := o.gv[k0:mm]
@@ -81,7 +81,7 @@ func (o *chgOp) apply(g *DTC, row, x []float64, vari, mean float64) (float64, fl
 		row[m] = 0
 		return vari, mean
 	}
-	pz, gz := dotFast(o.zp, row[:m]), dotFast(o.gv, row[:m])
+	pz, gz := chol.Dot(o.zp, row[:m]), chol.Dot(o.gv, row[:m])
 	c := (g.k.Eval(x, o.xp) - pz) / o.d
 	row[m] = c
 	t := c - gz
@@ -94,10 +94,11 @@ func (o *chgOp) apply(g *DTC, row, x []float64, vari, mean float64) (float64, fl
 // The ops' inner products are batched: every inner product that a row
 // needs is a linear functional of the row as it was before the ops, or as
 // it is after the removals, so the ops' vectors are stacked into two small
-// matrices (prepare) and each row multiplies them in one BLAS matrix-vector
-// product (gonum's Dgemv, whose assembly kernel runs about twice the
-// flop rate of the scalar dot2 loop on these sizes; measured 10.7 against
-// 5.7 Gflop/s at m = 400 with 16 vectors):
+// matrices (prepare) and each pair of rows multiplies them in one
+// matrix-vector product (chol.GemvRows2: AVX2/FMA, each load of the ops'
+// vectors serving two rows; 41 Gflop/s at m = 400 with 16 vectors, against
+// 16-18 for gonum's SSE2 Dgemv and 5-7 for the scalar loop that applied
+// op after op before; chol's BenchmarkKernels):
 //   - f1 (before the ops, width k1): the deferred observation's v[:k1]
 //     and each removal's gv over the prefix its rotations do not touch
 //     (removals are planned from the back of S, so every later removal's
@@ -108,7 +109,7 @@ func (o *chgOp) apply(g *DTC, row, x []float64, vari, mean float64) (float64, fl
 //     step are added by short dots.
 //
 // What stays per row and per op is O(1) work, the kernel evaluation of an
-// addition and the Givens sweep of a removal.
+// addition and the Givens sweep of a removal (two rows interleaved).
 type chgPass struct {
 	g       *DTC
 	obs     bool // a deferred observation pass is fused into this one
@@ -265,7 +266,7 @@ func (p *chgPass) run(lo, hi int) {
 		r.vari[j], r.mean[j] = v, mu
 	}
 	// Rows go in pairs, so that each load of the ops' vectors serves two
-	// rows (gemvRows2).
+	// rows (chol.GemvRows2).
 	pend := -1
 	for j := lo; j < hi; j++ {
 		if g.early(j) {
@@ -277,11 +278,11 @@ func (p *chgPass) run(lo, hi int) {
 		}
 		ra, rb := r.slot(pend), r.slot(j) // stride >= every op's width (applyChanges)
 		if p.n1 > 0 {
-			gemvRows2(p.f1, p.n1, p.k1, p.k1, ra[:p.k1], rb[:p.k1], ya1, yb1)
+			chol.GemvRows2(p.f1, p.n1, p.k1, p.k1, ra[:p.k1], rb[:p.k1], ya1, yb1)
 		}
 		va, mua, vb, mub := p.before2(ra, rb, r.point(pend), r.point(j), r.vari[pend], r.mean[pend], r.vari[j], r.mean[j], ya1, yb1)
 		if p.n2 > 0 {
-			gemvRows2(p.f2, p.n2, p.m1, p.m1, ra[:p.m1], rb[:p.m1], ya2, yb2)
+			chol.GemvRows2(p.f2, p.n2, p.m1, p.m1, ra[:p.m1], rb[:p.m1], ya2, yb2)
 		}
 		va, mua = p.after(ra, r.point(pend), va, mua, ya2)
 		vb, mub = p.after(rb, r.point(j), vb, mub, yb2)
@@ -292,11 +293,11 @@ func (p *chgPass) run(lo, hi int) {
 	if pend >= 0 {
 		row := r.slot(pend)
 		if p.n1 > 0 {
-			gemvRows(p.f1, p.n1, p.k1, p.k1, row[:p.k1], ya1)
+			chol.GemvRows(p.f1, p.n1, p.k1, p.k1, row[:p.k1], ya1)
 		}
 		v, mu := p.before(row, r.point(pend), r.vari[pend], r.mean[pend], ya1)
 		if p.n2 > 0 {
-			gemvRows(p.f2, p.n2, p.m1, p.m1, row[:p.m1], ya2)
+			chol.GemvRows(p.f2, p.n2, p.m1, p.m1, row[:p.m1], ya2)
 		}
 		v, mu = p.after(row, r.point(pend), v, mu, ya2)
 		finish(pend, v, mu)
@@ -317,10 +318,10 @@ func (p *chgPass) before(row, x []float64, v, mu float64, y1 []float64) (float64
 		obsV := g.obsPass.v
 		var s float64
 		if p.n1 > 0 {
-			s = y1[0] + dotFast(obsV[p.k1:p.m0], row[p.k1:p.m0])
+			s = y1[0] + chol.Dot(obsV[p.k1:p.m0], row[p.k1:p.m0])
 			q = 1
 		} else {
-			s = dotFast(obsV, row[:p.m0])
+			s = chol.Dot(obsV, row[:p.m0])
 		}
 		v -= s * s / g.obsPass.denom
 		mu += s * g.obsPass.gain
@@ -349,8 +350,8 @@ func (p *chgPass) before2(ra, rb, xa, xb []float64, va, mua, vb, mub float64, ya
 	q := 0
 	if p.obs {
 		obsV := g.obsPass.v
-		sa := ya[0] + dotFast(obsV[p.k1:p.m0], ra[p.k1:p.m0])
-		sb := yb[0] + dotFast(obsV[p.k1:p.m0], rb[p.k1:p.m0])
+		sa := ya[0] + chol.Dot(obsV[p.k1:p.m0], ra[p.k1:p.m0])
+		sb := yb[0] + chol.Dot(obsV[p.k1:p.m0], rb[p.k1:p.m0])
 		va -= sa * sa / g.obsPass.denom
 		mua += sa * g.obsPass.gain
 		vb -= sb * sb / g.obsPass.denom
@@ -426,10 +427,6 @@ func (p *chgPass) after(row, x []float64, v, mu float64, y2 []float64) (float64,
 	}
 	return v, mu
 }
-
-// blasImpl is gonum's pure-Go BLAS, called directly (not through blas64's
-// interface) in the per-row loops.
-var blasImpl gonumblas.Implementation
 
 // early reports whether row j is brought up to date while ops are planned.
 func (g *DTC) early(j int) bool { return g.count[j] > 0 || g.mark[j] }

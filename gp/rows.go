@@ -6,6 +6,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/bkb-go/bkb/internal/chol"
+
 	"github.com/bkb-go/bkb/kernel"
 )
 
@@ -65,14 +67,11 @@ func (r *rows) load(dst []float64, j, m int) []float64 {
 func (r *rows) store(j int, src []float64) { copy(r.slot(j)[:len(src)], src) }
 
 // dotRow returns v . z_j over the first len(v) coordinates of row j.
-func (r *rows) dotRow(j int, v []float64) float64 { return dotFast(v, r.slot(j)[:len(v)]) }
+func (r *rows) dotRow(j int, v []float64) float64 { return chol.Dot(v, r.slot(j)[:len(v)]) }
 
 // axpyRow adds alpha * z_j (its first len(dst) coordinates) to dst.
 func (r *rows) axpyRow(dst []float64, alpha float64, j int) {
-	z := r.slot(j)[:len(dst)]
-	for i, v := range z {
-		dst[i] += alpha * v
-	}
+	chol.Axpy(alpha, r.slot(j)[:len(dst)], dst)
 }
 
 // set writes coordinate c of row j.

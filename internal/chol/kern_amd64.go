@@ -1,6 +1,6 @@
-package gp
+package chol
 
-// The per-row inner products of a BKB step (the pass over all arms that a
+// The per-row inner products of a BKB step (package gp) (the pass over all arms that a
 // dictionary change or an observation costs) in AVX2 with fused
 // multiply-add. They are written by hand because no Go library has them:
 // gonum's assembly kernels are SSE2 (two doubles per instruction, no FMA)
@@ -20,6 +20,9 @@ func gemv4AVX(f *float64, ldf int, z *float64, w int, y *float64, n int)
 
 //go:noescape
 func gemv4x2AVX(f *float64, ldf int, z1, z2 *float64, w int, y1, y2 *float64, n int)
+
+//go:noescape
+func axpyAVX(a float64, x, y *float64, n int)
 
 //go:noescape
 func dotAVX(x, y *float64, n int) float64

@@ -1,4 +1,4 @@
-package gp
+package chol
 
 import (
 	"fmt"
@@ -27,7 +27,7 @@ func TestKernelsAgainstLoop(t *testing.T) {
 				}
 				y := make([]float64, n+1)
 				y[n] = 42 // beyond n: untouched
-				gemvRows(f, n, w, ldf, z, y)
+				GemvRows(f, n, w, ldf, z, y)
 				for i := 0; i < n; i++ {
 					var s, a float64
 					for k := 0; k < w; k++ {
@@ -43,7 +43,7 @@ func TestKernelsAgainstLoop(t *testing.T) {
 					z2[i] = rng.NormFloat64()
 				}
 				y1, y2 := make([]float64, n+1), make([]float64, n+1)
-				gemvRows2(f, n, w, ldf, z, z2, y1, y2)
+				GemvRows2(f, n, w, ldf, z, z2, y1, y2)
 				for i := 0; i < n; i++ {
 					var s, s2, a, a2 float64
 					for k := 0; k < w; k++ {
@@ -65,8 +65,15 @@ func TestKernelsAgainstLoop(t *testing.T) {
 						s += f[k] * z[k]
 						a += math.Abs(f[k] * z[k])
 					}
-					if d := dotFast(f[:w], z); math.Abs(d-s) > 1e-14*a+1e-300 {
-						t.Fatalf("dotFast w=%d: %v, want %v", w, d, s)
+					if d := Dot(f[:w], z); math.Abs(d-s) > 1e-14*a+1e-300 {
+						t.Fatalf("Dot w=%d: %v, want %v", w, d, s)
+					}
+					ax := append([]float64(nil), z[:w]...)
+					Axpy(0.75, f[:w], ax)
+					for k := range ax {
+						if want := z[k] + 0.75*f[k]; math.Abs(ax[k]-want) > 1e-15*(math.Abs(z[k])+math.Abs(f[k])) {
+							t.Fatalf("Axpy w=%d at %d: %v, want %v", w, k, ax[k], want)
+						}
 					}
 				}
 			}
@@ -84,7 +91,8 @@ func TestKernelsAgainstLoop(t *testing.T) {
 
 // BenchmarkKernels compares the per-row inner products on a table of rows
 // in cache: 16 vectors against one row (an addition's two vectors, eight
-// additions), as the scalar dot2 loop, gonum's Dgemv and gemvRows.
+// additions), as gonum's Dgemv, GemvRows and GemvRows2; one inner product as a
+// scalar loop and Dot.
 func BenchmarkKernels(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, m := range []int{128, 400} {
@@ -101,23 +109,13 @@ func BenchmarkKernels(b *testing.B) {
 		flops := func(b *testing.B) {
 			b.ReportMetric(float64(2*n*m*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gflop/s")
 		}
-		b.Run(fmt.Sprintf("dot2/m=%d", m), func(b *testing.B) {
-			for it := 0; it < b.N; it++ {
-				for j := 0; j < n; j++ {
-					for q := 0; q < k; q += 2 {
-						y[q], y[q+1] = dot2(g[q*m:(q+1)*m], g[(q+1)*m:(q+2)*m], z[j*m:(j+1)*m])
-					}
-				}
-			}
-			flops(b)
-		})
 		b.Run(fmt.Sprintf("dgemv/m=%d", m), func(b *testing.B) {
 			save := hasAVX2FMA
 			hasAVX2FMA = false
 			defer func() { hasAVX2FMA = save }()
 			for it := 0; it < b.N; it++ {
 				for j := 0; j < n; j++ {
-					gemvRows(g, k, m, m, z[j*m:(j+1)*m], y)
+					GemvRows(g, k, m, m, z[j*m:(j+1)*m], y)
 				}
 			}
 			flops(b)
@@ -125,7 +123,7 @@ func BenchmarkKernels(b *testing.B) {
 		b.Run(fmt.Sprintf("gemvRows/m=%d", m), func(b *testing.B) {
 			for it := 0; it < b.N; it++ {
 				for j := 0; j < n; j++ {
-					gemvRows(g, k, m, m, z[j*m:(j+1)*m], y)
+					GemvRows(g, k, m, m, z[j*m:(j+1)*m], y)
 				}
 			}
 			flops(b)
@@ -134,7 +132,7 @@ func BenchmarkKernels(b *testing.B) {
 		b.Run(fmt.Sprintf("gemvRows2/m=%d", m), func(b *testing.B) {
 			for it := 0; it < b.N; it++ {
 				for j := 0; j+1 < n; j += 2 {
-					gemvRows2(g, k, m, m, z[j*m:(j+1)*m], z[(j+1)*m:(j+2)*m], y, y2)
+					GemvRows2(g, k, m, m, z[j*m:(j+1)*m], z[(j+1)*m:(j+2)*m], y, y2)
 				}
 			}
 			flops(b)
@@ -142,7 +140,7 @@ func BenchmarkKernels(b *testing.B) {
 		b.Run(fmt.Sprintf("dot/m=%d", m), func(b *testing.B) {
 			for it := 0; it < b.N; it++ {
 				for j := 0; j < n; j++ {
-					y[0] += dot(g[:m], z[j*m:(j+1)*m])
+					y[0] += dotScalar(g[:m], z[j*m:(j+1)*m])
 				}
 			}
 			b.ReportMetric(float64(2*n*m)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gflop/s")
@@ -150,7 +148,7 @@ func BenchmarkKernels(b *testing.B) {
 		b.Run(fmt.Sprintf("dotFast/m=%d", m), func(b *testing.B) {
 			for it := 0; it < b.N; it++ {
 				for j := 0; j < n; j++ {
-					y[0] += dotFast(g[:m], z[j*m:(j+1)*m])
+					y[0] += Dot(g[:m], z[j*m:(j+1)*m])
 				}
 			}
 			b.ReportMetric(float64(2*n*m)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gflop/s")

@@ -198,3 +198,27 @@ hsum:
 end:
 	VZEROUPPER
 	RET
+
+// func axpyAVX(a float64, x, y *float64, n int)
+//
+// y[:n] += a x[:n] with n a multiple of 4.
+TEXT ·axpyAVX(SB), NOSPLIT, $0-32
+	VBROADCASTSD a+0(FP), Y0
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DI
+	MOVQ n+24(FP), CX
+	SHLQ $3, CX
+	XORQ AX, AX
+
+loop:
+	CMPQ AX, CX
+	JGE  done
+	VMOVUPD (DI)(AX*1), Y1
+	VFMADD231PD (SI)(AX*1), Y0, Y1
+	VMOVUPD Y1, (DI)(AX*1)
+	ADDQ $32, AX
+	JMP  loop
+
+done:
+	VZEROUPPER
+	RET
