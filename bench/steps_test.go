@@ -12,6 +12,7 @@ import (
 
 	"github.com/bkb-go/bkb/bandit"
 	"github.com/bkb-go/bkb/gp"
+	"github.com/bkb-go/bkb/kernel"
 	"github.com/bkb-go/bkb/objectives"
 )
 
@@ -51,7 +52,7 @@ func stepProfile(t *testing.T, a, T int, ls float64, warm int) {
 		t.Fatal(err)
 	}
 	st := p.(bandit.StatsReporter)
-	var all, changed, steady []float64
+	var all, changed, changedBig, steady []float64
 	var peak uint64
 	var worst struct {
 		t    int
@@ -88,6 +89,9 @@ func stepProfile(t *testing.T, a, T int, ls float64, warm int) {
 		all = append(all, r)
 		if s1.DictionaryChanges != prev {
 			changed = append(changed, r)
+			if s1.DictionarySize >= 64 {
+				changedBig = append(changedBig, r)
+			}
 		} else {
 			steady = append(steady, r)
 		}
@@ -122,6 +126,20 @@ func stepProfile(t *testing.T, a, T int, ls float64, warm int) {
 		worst.r, worst.t, worst.m, worst.c, q(all, 0.99), mean(all))
 	t.Logf("  steps with changes (%d): max %.2f, mean %.2f; steady steps (%d): max %.2f, 99%% %.2f, mean %.2f",
 		len(changed), q(changed, 1), mean(changed), len(steady), q(steady, 1), q(steady, 0.99), mean(steady))
+	// The floor of a step that adds a point to S: one kernel column, k(x, x_new)
+	// for every arm, in units of one read of an A x m embedding.
+	k := kernel.RBF{LengthScale: ls}
+	x0 := arms.RawRowView(0)
+	t0 := clock()
+	var ks float64
+	for i := 0; i < a; i++ {
+		ks += k.Eval(arms.RawRowView(i), x0)
+	}
+	col := clock() - t0
+	sink = ks
+	perCoord := float64(a) * 8 / bw // one coordinate of every row
+	t.Logf("  steps with changes at m >= 64 (%d): max %.2f, mean %.2f; one kernel column costs %.2f ms, a read of %.0f coordinates per row (so %.2f passes at m = 64, %.2f at m = %d)",
+		len(changedBig), q(changedBig, 1), mean(changedBig), col*1e3, col/perCoord, col/perCoord/64, col/perCoord/float64(s1.DictionarySize), s1.DictionarySize)
 	nu := p.(*bandit.GP).Posterior().(*gp.DTC).Numerics()
 	t.Logf("  peak heap in use beyond the arms %.0f MB, embedding %.0f MB (x%.2f); numerics %+v",
 		float64(peak-base)/1e6, emb/1e6, float64(peak-base)/emb, nu)
