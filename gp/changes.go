@@ -39,6 +39,9 @@ type chgOp struct {
 	// addition coef = alpha = (b_new - u.beta)/schur, the new entry of
 	// beta; removal coef = -beta_last, the rotated beta's last entry.
 	coef float64
+	// early holds an addition's new coordinate of each observed row (in
+	// the order of DTC.observed), computed while planning it.
+	early []float64
 }
 
 // apply applies the op to the embedding row (capacity >= max(m, m+1)) of
@@ -454,8 +457,26 @@ func (g *DTC) applyEarly(o *chgOp) {
 		}
 		r.vari[j] = v
 	}
-	for _, j := range g.observed {
-		one(j)
+	if o.early != nil {
+		// An addition whose new coordinate planAdd computed for each
+		// observed row: what apply does, from that coordinate on.
+		lam := g.lambda
+		for k, j := range g.observed {
+			row, c := r.slot(j), o.early[k]
+			row[o.m] = c
+			t := c - chol.Dot(o.gv, row[:o.m])
+			v := r.vari[j] - c*c/lam + t*t/o.schur
+			r.mean[j] += o.coef * t
+			if v < 0 {
+				v = 0
+				g.clamps++
+			}
+			r.vari[j] = v
+		}
+	} else {
+		for _, j := range g.observed {
+			one(j)
+		}
 	}
 	for _, j := range g.pendingAdd {
 		if g.count[j] == 0 {
@@ -525,8 +546,13 @@ func (g *DTC) planAdd(i int) {
 	s := g.lambda
 	var bn float64
 	if !dead {
-		for _, j := range g.observed {
+		// The observed rows' new coordinates are kept for applyEarly,
+		// which would otherwise compute them again.
+		cs := g.floats(len(g.observed))
+		o.early = cs
+		for k, j := range g.observed {
 			c := (g.k.Eval(r.point(j), xp) - r.dotRow(j, zp)) / d
+			cs[k] = c
 			wc := float64(g.count[j]) * c
 			r.axpyRow(u, wc, j)
 			s += wc * c
