@@ -137,7 +137,7 @@ func BenchmarkKernels(b *testing.B) {
 			}
 			flops(b)
 		})
-		b.Run(fmt.Sprintf("dot/m=%d", m), func(b *testing.B) {
+		b.Run(fmt.Sprintf("scalar/m=%d", m), func(b *testing.B) {
 			for it := 0; it < b.N; it++ {
 				for j := 0; j < n; j++ {
 					y[0] += dotScalar(g[:m], z[j*m:(j+1)*m])
@@ -145,7 +145,7 @@ func BenchmarkKernels(b *testing.B) {
 			}
 			b.ReportMetric(float64(2*n*m)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gflop/s")
 		})
-		b.Run(fmt.Sprintf("dotFast/m=%d", m), func(b *testing.B) {
+		b.Run(fmt.Sprintf("Dot/m=%d", m), func(b *testing.B) {
 			for it := 0; it < b.N; it++ {
 				for j := 0; j < n; j++ {
 					y[0] += Dot(g[:m], z[j*m:(j+1)*m])
