@@ -78,14 +78,17 @@ func (r *rows) axpyRow(dst []float64, alpha float64, j int) {
 func (r *rows) set(j, c int, v float64) { r.slot(j)[c] = v }
 
 // ensureCoords makes room for m coordinates per row, re-laying out the
-// rows with a larger stride when needed: by a quarter (not a half: the
-// spare capacity while S grows is heap beyond the embedding, issue 13's
-// 1.5x bound) and at least slack(m) beyond m.
+// rows with a larger stride when needed: by an eighth, and to at least
+// m + 2 slack(m), which compact leaves alone. (Growth by a half, then a
+// quarter, left spare capacity that compact removed 8 quiet steps later,
+// so that S growing by a point every few steps paid a copy of the table
+// twice every few points; and the spare capacity is heap beyond the
+// embedding, issue 13's 1.5x bound.)
 func (r *rows) ensureCoords(m int) {
 	if m <= r.stride {
 		return
 	}
-	r.setStride(max(m+slack(m), r.stride+r.stride/4, 8))
+	r.setStride(max(m+2*slack(m), r.stride+r.stride/8, 8))
 }
 
 // slack is the spare capacity that a compacted row keeps: a few more
