@@ -1,8 +1,8 @@
 package chol
 
-// The per-row inner products of a BKB step (package gp) (the pass over all arms that a
-// dictionary change or an observation costs) in AVX2 with fused
-// multiply-add. They are written by hand because no Go library has them:
+// The per-row inner products of a BKB step in package gp (the pass over
+// all arms that a dictionary change or an observation costs) and the
+// triangular solves of this package, in AVX2 with fused multiply-add. They are written by hand because no Go library has them:
 // gonum's assembly kernels are SSE2 (two doubles per instruction, no FMA)
 // and the compiler does not vectorize; on the rows of a dictionary
 // (m = 100-600, in L1) the 4-wide FMA kernels run 2-3x the flop rate of

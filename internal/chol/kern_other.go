@@ -2,7 +2,7 @@
 
 package chol
 
-const hasAVX2FMA = false
+var hasAVX2FMA = false
 
 func gemv4AVX(f *float64, ldf int, z *float64, w int, y *float64, n int) {
 	panic("chol: gemv4AVX without AVX2")
