@@ -137,7 +137,7 @@ func (p *observePass) run(lo, hi int) {
 	r, v, m := p.r, p.v, len(p.v)
 	var clamped int64
 	for j := lo; j < hi; j++ {
-		s := r.dotRow(j, v[:m])
+		s := chol.Dot(v[:m], r.slot(j)[:m])
 		r.mean[j] += s * p.gain
 		vj := r.vari[j] - s*s/p.denom
 		if vj < 0 {

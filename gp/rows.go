@@ -6,6 +6,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/bkb-go/bkb/internal/chol"
+
 	"github.com/bkb-go/bkb/kernel"
 )
 
@@ -65,33 +67,43 @@ func (r *rows) load(dst []float64, j, m int) []float64 {
 func (r *rows) store(j int, src []float64) { copy(r.slot(j)[:len(src)], src) }
 
 // dotRow returns v . z_j over the first len(v) coordinates of row j.
-func (r *rows) dotRow(j int, v []float64) float64 { return dot(v, r.slot(j)[:len(v)]) }
+func (r *rows) dotRow(j int, v []float64) float64 { return chol.Dot(v, r.slot(j)[:len(v)]) }
 
 // axpyRow adds alpha * z_j (its first len(dst) coordinates) to dst.
 func (r *rows) axpyRow(dst []float64, alpha float64, j int) {
-	z := r.slot(j)[:len(dst)]
-	for i, v := range z {
-		dst[i] += alpha * v
-	}
+	chol.Axpy(alpha, r.slot(j)[:len(dst)], dst)
 }
 
 // set writes coordinate c of row j.
 func (r *rows) set(j, c int, v float64) { r.slot(j)[c] = v }
 
 // ensureCoords makes room for m coordinates per row, re-laying out the
-// rows with a larger stride (growth x1.5) when needed.
+// rows with a larger stride when needed: by an eighth, and to at least
+// m + 2 slack(m), which compact leaves alone. (Growth by a half, then a
+// quarter, left spare capacity that compact removed 8 quiet steps later,
+// so that S growing by a point every few steps paid a copy of the table
+// twice every few points; and the spare capacity is heap beyond the
+// embedding, issue 13's 1.5x bound.)
 func (r *rows) ensureCoords(m int) {
 	if m <= r.stride {
 		return
 	}
-	r.setStride(max(m, r.stride+r.stride/2, 8))
+	r.setStride(max(m+2*slack(m), r.stride+r.stride/8, 8))
 }
 
-// compact re-lays out the rows with stride m (the coordinates in use)
-// when the spare capacity is more than a sixteenth of it.
+// slack is the spare capacity that a compacted row keeps: a few more
+// points can enter S without a re-layout. Compacting to the exact width
+// made every point entering S after a quiet spell cost two copies of the
+// table (grow, then compact again 8 steps later), 3-4 passes over the
+// embedding on a step that should cost about one; a gap of a sixteenth
+// costs a pass about that much more bandwidth.
+func slack(m int) int { return max(4, m/16) }
+
+// compact re-lays out the rows with stride m + slack(m) when the spare
+// capacity is more than twice that.
 func (r *rows) compact() {
-	if r.m > 0 && r.stride > r.m+r.m/16 {
-		r.setStride(r.m)
+	if r.m > 0 && r.stride > r.m+2*slack(r.m) {
+		r.setStride(r.m + slack(r.m))
 	}
 }
 

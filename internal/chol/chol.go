@@ -94,7 +94,14 @@ func (f *Factor) SolveL(x []float64) {
 	if f.n == 0 {
 		return
 	}
-	blas64.Implementation().Dtrsv(blas.Lower, blas.NoTrans, blas.NonUnit, f.n, f.data, f.stride, x[:f.n], 1)
+	// Row-oriented forward substitution with the AVX2 inner product (a
+	// dictionary change does two or three of these per point, O(m^2)
+	// each; gonum's Dtrsv is SSE2).
+	n, s, L := f.n, f.stride, f.data
+	x = x[:n]
+	for i := 0; i < n; i++ {
+		x[i] = (x[i] - Dot(L[i*s:i*s+i], x[:i])) / L[i*s+i]
+	}
 }
 
 // SolveLT overwrites x with L^{-T} x. len(x) must be Size().
@@ -102,7 +109,15 @@ func (f *Factor) SolveLT(x []float64) {
 	if f.n == 0 {
 		return
 	}
-	blas64.Implementation().Dtrsv(blas.Lower, blas.Trans, blas.NonUnit, f.n, f.data, f.stride, x[:f.n], 1)
+	// Back substitution by rows of L (contiguous): x_i is final once the
+	// rows below have been subtracted, then row i is subtracted from the
+	// rest.
+	n, s, L := f.n, f.stride, f.data
+	x = x[:n]
+	for i := n - 1; i >= 0; i-- {
+		x[i] /= L[i*s+i]
+		Axpy(-x[i], L[i*s:i*s+i], x[:i])
+	}
 }
 
 // Solve overwrites x with A^{-1} x.
@@ -188,7 +203,46 @@ func (f *Factor) RankOneUpdate(x []float64) {
 	}
 	cs := f.rot[:2*n]
 	cinv, sn := cs[:n], cs[n:]
-	for i := 0; i < n; i++ {
+	// Each row's pass over the earlier columns is a serial chain through
+	// its x_i (two dependent floating-point operations per element), so
+	// rows go four at a time, their chains interleaved, up to the first
+	// column of the block; the few columns inside the block follow row by
+	// row. The arithmetic of every element is the same as one row at a
+	// time.
+	i := 0
+	for ; i+3 < n; i += 4 {
+		r0 := L[i*s : i*s+i+1]
+		r1 := L[(i+1)*s : (i+1)*s+i+2]
+		r2 := L[(i+2)*s : (i+2)*s+i+3]
+		r3 := L[(i+3)*s : (i+3)*s+i+4]
+		x0, x1, x2, x3 := x[i], x[i+1], x[i+2], x[i+3]
+		ci, sk := cinv[:i], sn[:i]
+		r0, r1, r2, r3 = r0[:i+1], r1[:i+2], r2[:i+3], r3[:i+4]
+		for k := range ci {
+			c, t := ci[k], sk[k]
+			l0, l1, l2, l3 := r0[k], r1[k], r2[k], r3[k]
+			r0[k] = (l0 + t*x0) * c
+			r1[k] = (l1 + t*x1) * c
+			r2[k] = (l2 + t*x2) * c
+			r3[k] = (l3 + t*x3) * c
+			x0 = (x0 - t*l0) * c
+			x1 = (x1 - t*l1) * c
+			x2 = (x2 - t*l2) * c
+			x3 = (x3 - t*l3) * c
+		}
+		xs := [4]float64{x0, x1, x2, x3}
+		for q := 0; q < 4; q++ {
+			row := L[(i+q)*s : (i+q)*s+i+q+1]
+			xi := xs[q]
+			for k := i; k < i+q; k++ {
+				l := row[k]
+				row[k] = (l + sn[k]*xi) * cinv[k]
+				xi = (xi - sn[k]*l) * cinv[k]
+			}
+			f.rankOneFinish(row, i+q, xi, x, cinv, sn)
+		}
+	}
+	for ; i < n; i++ {
 		row := L[i*s : i*s+i+1]
 		xi := x[i]
 		for k := 0; k < i; k++ {
@@ -200,12 +254,18 @@ func (f *Factor) RankOneUpdate(x []float64) {
 			row[k] = (l + sn[k]*xi) * cinv[k]
 			xi = (xi - sn[k]*l) * cinv[k]
 		}
-		lii := row[i]
-		r := math.Hypot(lii, xi)
-		cinv[i], sn[i] = lii/r, xi/lii
-		row[i] = r
-		x[i] = xi
+		f.rankOneFinish(row, i, xi, x, cinv, sn)
 	}
+}
+
+// rankOneFinish ends row i of RankOneUpdate: its diagonal entry and the
+// rotation of column i.
+func (f *Factor) rankOneFinish(row []float64, i int, xi float64, x, cinv, sn []float64) {
+	lii := row[i]
+	r := math.Hypot(lii, xi)
+	cinv[i], sn[i] = lii/r, xi/lii
+	row[i] = r
+	x[i] = xi
 }
 
 // Rotation is a Givens rotation acting on coordinates (K, K+1):

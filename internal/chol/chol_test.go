@@ -100,10 +100,17 @@ func TestAppendEqualsFactorize(t *testing.T) {
 	}
 }
 
+// RankOneUpdate against the updated matrix refactored, on orders that
+// exercise its blocks of four rows and the rows after them.
 func TestRankOneUpdate(t *testing.T) {
 	t.Parallel()
-	rng := rand.New(rand.NewPCG(3, 4))
-	n := 30
+	for _, n := range []int{1, 2, 3, 4, 5, 7, 30} {
+		rankOneCase(t, n)
+	}
+}
+
+func rankOneCase(t *testing.T, n int) {
+	rng := rand.New(rand.NewPCG(3, uint64(n)))
 	a := randomSPD(rng, n)
 	var f Factor
 	if err := f.Factorize(a, n, n); err != nil {
@@ -122,7 +129,7 @@ func TestRankOneUpdate(t *testing.T) {
 		f.RankOneUpdate(x)
 	}
 	if d := maxDiff(reconstruct(&f), a); d > 1e-9 {
-		t.Errorf("||L L^T - A|| = %g after rank-one updates", d)
+		t.Errorf("n=%d: ||L L^T - A|| = %g after rank-one updates", n, d)
 	}
 }
 
