@@ -7,9 +7,8 @@ import (
 	"github.com/bkb-go/bkb/acquisition"
 )
 
-// TestHorizonBeta: the version 3 exploration is B min(1, 1.5 (1 -
-// t/Budget)), floored at 0, and B without a budget (values computed by
-// hand); "horizon:B" is stored with the budget at creation, which a
+// TestHorizonBeta: the version 3 exploration is B max(1/4, min(1, 1.5 (1 -
+// t/Budget))), and B without a budget (values computed by hand); "horizon:B" is stored with the budget at creation, which a
 // process extending the budget does not change.
 func TestHorizonBeta(t *testing.T) {
 	t.Parallel()
@@ -23,9 +22,10 @@ func TestHorizonBeta(t *testing.T) {
 		{2, 100, 25, 2},
 		{2, 100, 34, 1.98}, // 2 * 1.5 * 0.66
 		{2, 100, 50, 1.5},
-		{2, 100, 99, 0.03},
-		{2, 100, 100, 0},
-		{2, 100, 150, 0}, // past the budget (trials told after it)
+		{2, 100, 80, 0.6},
+		{2, 100, 90, 0.5}, // 2 * 1.5 * 0.1 = 0.3 < the floor 2/4
+		{2, 100, 100, 0.5},
+		{2, 100, 150, 0.5}, // past the budget (an extended study)
 		{2, 0, 0, 2},
 		{2, 0, 1000, 2},
 		{0.5, 10, 4, 0.45},

@@ -708,8 +708,8 @@ func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (acq
 	}
 	nGlobal, _ := r.global.Dims()
 	b := beta.Beta(acquisition.State{T: t, Arms: nGlobal, Lambda: r.lambda, Kappa2: 1})
-	if _, ok := beta.(horizonBeta); ok {
-		b *= math.Sqrt(1 - r.unexplained())
+	if h, ok := beta.(horizonBeta); ok {
+		b = math.Max(b*math.Sqrt(1-r.unexplained()), horizonFloor*h.B)
 	}
 	// Every exploitEvery-th ask takes the posterior mean's maximizer,
 	// unless points are pending: parallel workers would then all climb the
