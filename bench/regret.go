@@ -25,15 +25,18 @@ type RegretVariant struct {
 }
 
 // RegretVariants are the optimizers issue 10 compares, by name:
-//   - "bkb": version 2 defaults (growing candidates, ARD fits, BKB);
-//   - "bkb-matern": the same with the Matern 5/2 ARD kernel instead of RBF;
-//   - "gp-ucb": version 2 defaults with GP-UCB (exact posterior);
+//   - "bkb": the current defaults (version 3: growing candidates, ARD
+//     fits, BKB, exploration decaying with the budget);
+//   - "bkb-v2": version 2 defaults (constant beta 2), the previous ones;
+//   - "bkb-matern": "bkb" with the Matern 5/2 ARD kernel instead of RBF;
+//   - "gp-ucb": the current defaults with GP-UCB (exact posterior);
 //   - "ada-bkb": Ada-BKB (bandit.AdaBKB) on the encoded box;
 //   - "bkb-fixed": today's (version 1) fixed-set BKB, 4,096 Sobol arms;
 //   - "gp-ucb-fixed": version 1 GP-UCB on the same 4,096 arms;
 //   - "random": uniform random search over the box (version 2 random).
 var RegretVariants = map[string]RegretVariant{
 	"bkb":          {"bkb", func(c *study.Config) {}},
+	"bkb-v2":       {"bkb-v2", func(c *study.Config) { c.Version = 2 }},
 	"bkb-matern":   {"bkb-matern", func(c *study.Config) { c.Kernel.Name = "matern52" }},
 	"gp-ucb":       {"gp-ucb", func(c *study.Config) { c.Policy = "gp-ucb" }},
 	"ada-bkb":      {"ada-bkb", func(c *study.Config) { c.Policy = "ada-bkb" }},
@@ -43,7 +46,8 @@ var RegretVariants = map[string]RegretVariant{
 }
 
 // ParseVariant returns the variant named name, with optional
-// modifiers after slashes: "bkb/beta=3/kernel=rbf/init=20/n=2048".
+// modifiers after slashes: "bkb/beta=3/kernel=rbf/init=20/n=2048",
+// "bkb/policy=bkb-thompson".
 func ParseVariant(name string) (RegretVariant, error) {
 	parts := strings.Split(name, "/")
 	v, ok := RegretVariants[parts[0]]
@@ -59,6 +63,8 @@ func ParseVariant(name string) (RegretVariant, error) {
 			mods = append(mods, func(c *study.Config) { c.Beta = val })
 		case "kernel":
 			mods = append(mods, func(c *study.Config) { c.Kernel.Name = val })
+		case "policy":
+			mods = append(mods, func(c *study.Config) { c.Policy = val })
 		case "init", "n", "fit_every":
 			n, err := strconv.Atoi(val)
 			if err != nil {

@@ -29,7 +29,8 @@ func TestReplay(t *testing.T) {
 		mod  func(*Config)
 	}{
 		{"version 2 scalar fit", func(*Config) {}},
-		{"version 2 defaults", func(c *Config) { c.FitEvery = 0 }},
+		{"current defaults", func(c *Config) { c.FitEvery = 0 }},
+		{"version 2 defaults", func(c *Config) { c.Version, c.FitEvery = 2, 0 }},
 		{"version 2 fixed arms, ARD fits", func(c *Config) { c.FitEvery, c.Candidates, c.Fit = 4, CandidatesFixed, FitARD }},
 		{"version 1", func(c *Config) { c.Version = 1 }},
 	} {

@@ -719,6 +719,9 @@ func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (acq
 	}
 	nGlobal, _ := r.global.Dims()
 	b := beta.Beta(acquisition.State{T: t, Arms: nGlobal, Lambda: r.lambda, Kappa2: 1})
+	if h, ok := beta.(horizonBeta); ok {
+		b = math.Max(b*math.Sqrt(1-r.unexplained()), horizonFloor*h.B)
+	}
 	// Every exploitEvery-th ask takes the posterior mean's maximizer,
 	// unless evaluations failed; also while points are pending (with
 	// GP-BUCB's variances and stale results kept from the trust region,
@@ -786,6 +789,28 @@ func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (acq
 		return score(x, m, v)
 	}
 	return acq, score, nil
+}
+
+// unexplained is the mean, over the global space-filling set, of the
+// posterior variance as a fraction of the prior variance: 1 before any
+// observation, near 0 once the model is sure of f everywhere. The
+// version 3 exploration (horizonBeta) scales its bonus by
+// sqrt(1 - unexplained): where the posterior is wide almost everywhere
+// (10-d problems at a few hundred trials, whose box the budget cannot
+// cover) the UCB maximizer is merely the point farthest from the data, and
+// exploring there cannot pay back within the budget (docs/optimizer.md).
+func (r *refiner) unexplained() float64 {
+	_, vars := r.globalPosterior()
+	if len(vars) == 0 {
+		return 0
+	}
+	var s float64
+	for i, v := range vars {
+		if prior := kernel.Diag(r.kern, r.global.RawRowView(i)); prior > 0 {
+			s += math.Min(math.Max(v/prior, 0), 1)
+		}
+	}
+	return s / float64(len(vars))
 }
 
 func normCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }

@@ -11,10 +11,10 @@ import (
 	"github.com/bkb-go/bkb/storage"
 )
 
-// TestVersion: a new configuration is version 2 with its defaults; a
-// stored configuration without a version (every journal written before
-// versions) decodes as version 1, keeps version 1's defaults and refuses
-// version 2's fields.
+// TestVersion: a new configuration is the current version (3) with its
+// defaults; version 2 keeps its constant beta; a stored configuration
+// without a version (every journal written before versions) decodes as
+// version 1, keeps version 1's defaults and refuses version 2's fields.
 func TestVersion(t *testing.T) {
 	t.Parallel()
 	sp, err := Box(nil, []float64{0, 0}, []float64{1, 1})
@@ -27,6 +27,16 @@ func TestVersion(t *testing.T) {
 	}
 	if c.Version != CurrentVersion || c.Candidates != CandidatesGrow || c.Fit != FitARD || c.FitEvery != DefaultFitEvery || c.Kernel.Name != DefaultKernelV2 {
 		t.Errorf("new config: %+v", c)
+	}
+	if c.Beta != DefaultBetaV3 { // no budget: no horizon appended
+		t.Errorf("new config: beta %q, want %q", c.Beta, DefaultBetaV3)
+	}
+	v2 := Config{Space: sp, Version: 2}
+	if err := v2.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	if v2.Beta != DefaultBetaV2 || v2.Candidates != CandidatesGrow || v2.Fit != FitARD {
+		t.Errorf("version 2 config: %+v", v2)
 	}
 	old := Config{Space: sp, Version: 1}
 	if err := old.Normalize(); err != nil {
@@ -54,7 +64,12 @@ func TestVersion(t *testing.T) {
 		t.Error("version 1 with fit ard: no error")
 	}
 	for _, c := range []Config{
-		{Space: sp, Version: 3},
+		{Space: sp, Version: CurrentVersion + 1},
+		{Space: sp, Beta: "horizon"},
+		{Space: sp, Beta: "horizon:-1"},
+		{Space: sp, Beta: "horizon:x"},
+		{Space: sp, Beta: "horizon:2:-3"},
+		{Space: sp, Beta: "horizon:2:x"},
 		{Space: sp, Fit: "magic"},
 		{Space: sp, Candidates: "more"},
 		{Space: sp, Fit: FitARD, Kernel: Kernel{Name: "matern32"}},
@@ -199,6 +214,52 @@ func TestUserArmsStayFixed(t *testing.T) {
 		}
 		if grow && off == 0 {
 			t.Error("candidates grow: every suggestion on the grid")
+		}
+	}
+}
+
+// TestVersion2Golden: a version 2 study asks, after this change, the very
+// points it asked before version 3 existed: trials 25 to 30 of a Branin
+// study (seed 5, budget 30) for BKB and GP-UCB, as printed by the code of
+// commit 4c7708e (version 2 the current version). A version 2 journal
+// therefore replays as it was written.
+func TestVersion2Golden(t *testing.T) {
+	t.Parallel()
+	want := map[string][][2]float64{
+		"bkb": {{-3.1208433552238146, 12.602980449777798}, {9.1997806841723087, 2.23568875227634}, {10, 2.3872242595728292},
+			{9.2838261262330697, 3.5443018460137883}, {9.5252217641490731, 2.6719138975359553}, {8.6078210451873485, 0}},
+		"gp-ucb": {{9.7412446238718271, 2.7353823952686191}, {3.2400155759302862, 0}, {9.3189793616171261, 3.7209028512772022},
+			{-2.8969449672539875, 12.284602814250357}, {9.4318236892983354, 2.5964463192620895}, {3.2006628395102155, 2.1440568444982628}},
+	}
+	ctx := context.Background()
+	f := objectives.Branin()
+	sp, err := Box(nil, f.Lower, f.Upper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for policy, pts := range want {
+		s, err := Create(ctx, storage.NewMemory(), "g", Config{Version: 2, Space: sp, Policy: policy, Budget: 30, Seed: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 30; i++ {
+			tr, err := s.Ask(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i >= 24 {
+				w := pts[i-24]
+				for j := range w {
+					// Exact on this build; the tolerance only absorbs
+					// fused multiply-adds on other architectures.
+					if math.Abs(tr.X[j]-w[j]) > 1e-9*(1+math.Abs(w[j])) {
+						t.Fatalf("%s trial %d: %v, version 2 asked %v", policy, i+1, tr.X, w)
+					}
+				}
+			}
+			if err := s.Tell(ctx, tr.Number, f.Value(tr.X)); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }
