@@ -148,7 +148,7 @@ func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
 	fs.StringVar(&c.fit, "fit", "", "hyperparameter fit: ard (per-dimension length scales, signal and noise variance; default for rbf and matern52), scalar (--fit-length-scale) or none")
 	fs.Float64Var(&c.lambda, "lambda", study.DefaultLambda, "noise variance of the GP (the ridge) on the standardized scale; raise it (0.01-0.1) for noisy objectives")
 	fs.Float64Var(&c.qbar, "qbar", study.DefaultQbar, "BKB oversampling parameter")
-	fs.StringVar(&c.beta, "beta", "", "UCB exploration: a number, 'horizon:B' (B for the first third of the budget, then down to 0), 'srinivas[:delta]', 'bkb-theorem' or 'batch-bkb' (default "+study.DefaultBetaV3+", docs/optimizer.md)")
+	fs.StringVar(&c.beta, "beta", "", "UCB exploration: a number, 'horizon:B' (B for the first third of the budget, then down to B/4), 'srinivas[:delta]', 'bkb-theorem' or 'batch-bkb' (default "+study.DefaultBetaV3+", docs/optimizer.md)")
 	fs.BoolVar(&c.incremental, "incremental", false, "BKB: incremental dictionary resampling instead of a fresh draw")
 	fs.IntVarP(&c.budget, "budget", "T", defaultBudget, "number of evaluations (trials, failed ones included)")
 	fs.Uint64Var(&c.seed, "seed", 1, "random seed: the same seed gives the same run")
