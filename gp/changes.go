@@ -59,25 +59,7 @@ func (o *chgOp) apply(g *DTC, row, x []float64, vari, mean float64) (float64, fl
 		if len(o.rots) > 0 {
 			k0 = o.rots[0].K
 		}
-		gz := chol.Dot(o.gv[:k0], row[:k0])
-		if len(o.rots) > 0 {
-			seg := row[k0 : mm+1]
-			gv := o.gv[k0:mm]
-			rots := o.rots[:len(seg)-1]
-			u := seg[0]
-			for i, q := range rots {
-				v := seg[i+1]
-				w := q.C*u + q.S*v
-				u = -q.S*u + q.C*v
-				seg[i] = w
-				gz += gv[i] * w
-			}
-			seg[len(seg)-1] = u
-		}
-		c := row[mm]
-		row[mm] = 0
-		t := c - gz
-		return vari + c*c/lam - t*t/o.schur, mean + o.coef*t
+		return o.removeTail(row, chol.Dot(o.gv[:k0], row[:k0]), lam, vari, mean)
 	}
 	m := o.m
 	if o.dead {

@@ -204,25 +204,6 @@ func newRows(k kernel.Kernel, x *mat.Dense) (*rows, error) {
 	return r, nil
 }
 
-// dot is the inner product; written out (with two accumulators) because
-// it is the innermost loop of every per-arm update and a BLAS call per
-// arm costs more than the work for the m of a dictionary.
-func dot(x, y []float64) float64 {
-	y = y[:len(x)]
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+3 < len(x); i += 4 {
-		s0 += x[i] * y[i]
-		s1 += x[i+1] * y[i+1]
-		s2 += x[i+2] * y[i+2]
-		s3 += x[i+3] * y[i+3]
-	}
-	for ; i < len(x); i++ {
-		s0 += x[i] * y[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
 func checkPoint(x []float64, d int) error {
 	if len(x) != d {
 		return fmt.Errorf("gp: point has dimension %d, want %d", len(x), d)
@@ -283,3 +264,7 @@ func dot3(a, b, c, z []float64) (float64, float64, float64) {
 	}
 	return s, t, u
 }
+
+// dot is the inner product of the per-arm updates outside the batched
+// kernels: chol.DotScalar, whose rounding does not depend on the CPU.
+func dot(x, y []float64) float64 { return chol.DotScalar(x, y) }

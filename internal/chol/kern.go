@@ -61,7 +61,7 @@ func GemvRows(f []float64, n, w, ldf int, z, y []float64) {
 func Dot(x, y []float64) float64 {
 	n := len(x)
 	if !hasAVX2FMA || n < 16 {
-		return dotScalar(x, y)
+		return DotScalar(x, y)
 	}
 	y = y[:n]
 	n4 := n &^ 3
@@ -117,8 +117,11 @@ func Axpy(a float64, x, y []float64) {
 	}
 }
 
-// dotScalar is the plain inner product, with four accumulators.
-func dotScalar(x, y []float64) float64 {
+// DotScalar is the plain inner product, with four accumulators: Dot's
+// fallback, and the inner product for callers whose rounding must not
+// depend on the CPU's vector instructions (package gp's per-arm updates
+// outside the batched kernels).
+func DotScalar(x, y []float64) float64 {
 	y = y[:len(x)]
 	var s0, s1, s2, s3 float64
 	i := 0

@@ -140,7 +140,7 @@ func BenchmarkKernels(b *testing.B) {
 		b.Run(fmt.Sprintf("scalar/m=%d", m), func(b *testing.B) {
 			for it := 0; it < b.N; it++ {
 				for j := 0; j < n; j++ {
-					y[0] += dotScalar(g[:m], z[j*m:(j+1)*m])
+					y[0] += DotScalar(g[:m], z[j*m:(j+1)*m])
 				}
 			}
 			b.ReportMetric(float64(2*n*m)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gflop/s")
