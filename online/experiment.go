@@ -196,8 +196,13 @@ type Experiment struct {
 	// learners outside the papers' datasets (Setting.Center).
 	NoCenter bool
 	// WidthMix runs every learner as a WidthMix over WidthGrid(width):
-	// online width selection inside the pass.
-	WidthMix bool
+	// online width selection inside the pass. It is on by default for a
+	// regression stream that gets the generic defaults (no paper dataset,
+	// no --kernel-width); WidthMix forces it on anywhere, NoWidthMix off.
+	WidthMix, NoWidthMix bool
+
+	// KernelWidth is the width Run used (the center of the mix's grid).
+	KernelWidth float64
 
 	// Notes (what was chosen: width, task, target scaling, budget) and
 	// Warnings (degenerate inputs) are filled by Run.
@@ -451,10 +456,13 @@ func (e *Experiment) Run(ctx context.Context, progress func(learner string, orde
 		e.notef("kernel width %.4g (median distance of %d sampled inputs after scaling)", width, min(ds.N, 1000))
 	}
 	var widths []float64
-	if e.WidthMix {
+	autoMix := !paper && e.Width <= 0 && ds != nil && ds.Task == Regression
+	if !e.NoWidthMix && (e.WidthMix || autoMix) {
 		widths = WidthGrid(width)
-		e.notef("every learner is a mix of experts with widths %.3g, %.3g, %.3g, %.3g, exponentially weighted by their past losses", widths[0], widths[1], widths[2], widths[3])
+		e.notef("every learner is a mix of experts with widths %.3g, %.3g, %.3g, %.3g (krr, kawv, pkawv-*, pkrr-*: times lambda %v), exponentially weighted by their past losses; experts %g nats behind the leader are dropped (--width-mix=off for one width)",
+			widths[0], widths[1], widths[2], widths[3], MixLambdas, float64(PruneNats))
 	}
+	e.KernelWidth = width
 	learners := e.Learners
 	if len(learners) == 0 {
 		learners = def.Learners
@@ -474,6 +482,8 @@ func (e *Experiment) Run(ctx context.Context, progress func(learner string, orde
 	lambda := 0.0
 	if !paper {
 		lambda = GenericLambda
+	}
+	if !paper && widths == nil {
 		e.notef("ridge lambda %g for krr, kawv, pkawv-*, pkrr-* (lambda=... in a learner spec to change)", lambda)
 	}
 	if center && (ds == nil || ds.Task == Regression) {
