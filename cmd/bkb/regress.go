@@ -101,7 +101,7 @@ func regressFlagSet(o *regressOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.Float64Var(&o.width, "kernel-width", 0, "Gaussian kernel width sigma, exp(-|x-y|^2/(2 sigma^2)) (default: the paper's value for a named paper dataset, else the median distance between inputs)")
 	fs.StringVar(&o.profile, "profile", "", "paper defaults to use: 000 (targets to [-1, 1]), 002 (targets to [0, 1]), 003 or 003-blocks (default: the paper's for a named paper dataset, else 002 for regression, 003 for classification)")
 	fs.StringVar(&o.task, "task", "auto", "auto (two distinct target values: binary classification, else regression), regression or classification")
-	fs.IntVar(&o.budget, "budget", 0, "dictionary budget J: 0 caps the growing ALD/KORS dictionaries at 600; J > 0 caps every learner's atoms, support vectors or frequencies at J; -1: no cap")
+	fs.IntVar(&o.budget, "budget", 0, "dictionary budget J: 0 caps the growing ALD/KORS dictionaries at 800; J > 0 caps every learner's atoms, support vectors or frequencies at J; -1: no cap")
 	fs.StringVar(&o.csvPath, "csv", "", "also write the table as CSV to this file (written on interrupt too, with the learners that finished)")
 	fs.BoolVar(&o.overwrite, "overwrite", false, "replace an existing --csv file (never a study journal)")
 	fs.Float64Var(&o.noise, "noise", 0.1, "noise standard deviation of synthetic streams")
