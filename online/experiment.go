@@ -88,7 +88,8 @@ var (
 )
 
 // GenericLambda is the ridge of the KRR-type learners outside the papers'
-// profiles (seed 000 uses 1 with targets in [-1, 1]): the middle of the
+// profiles (seed 000 uses 1 with targets in [-1, 1]) when the width mix
+// is off (with the mix, lambda is mixed over MixLambdas): the middle of the
 // grid {0.01, 0.1, 1}. Exact KRR tuned in hindsight on the first 2000
 // rows picks 0.1 on 3 of the 6 regression files of ../shared/data, 0.01 on
 // 2 and 1 on 1, and 0.01 on 5 of our 6 synthetic streams (docs/online.md);
@@ -98,7 +99,8 @@ const GenericLambda = 0.1
 
 // GenericDefaults are the defaults for data nobody tuned for: the width is
 // chosen from the data (Width 0: the median heuristic, see
-// Dataset.MedianDistance), targets are scaled robustly to [0, 1]
+// Dataset.MedianDistance, which Experiment.Run makes the center of a
+// WidthMix for regression streams), targets are scaled robustly to [0, 1]
 // (Dataset.ScaleTargetsRobust) and the profile follows the task (seed 002
 // for regression, 003 for classification).
 func GenericDefaults(task Task) DatasetDefaults {
