@@ -52,12 +52,12 @@ type WidthMix struct {
 
 // PruneNats is the log-weight gap below the leader at which WidthMix stops
 // running an expert (from round max(50, n/4) on, and not while the
-// expert's recent loss is below the leader's: see recentRate): its weight is then below exp(-PruneNats) = 1e-13 of
-// the leader's and its predictions no longer move the mix's by more than
-// that fraction. The decision uses only the past losses (it is part of the
-// prequential pass), and it makes the mix cost about one expert once the
-// weights have concentrated (after a few hundred rounds on the streams of
-// docs/online.md) instead of K. A pruned expert could only have regained
+// expert's recent loss is below the leader's: see recentRate). Its weight
+// is then below exp(-PruneNats) = 1e-13 of the leader's and its
+// predictions no longer move the mix's by more than that fraction. The
+// decision uses only past losses (it is part of the prequential pass), and
+// it makes the mix cost about one expert for the last three quarters of
+// the stream instead of K. A pruned expert could only have regained
 // weight by beating the leader by PruneNats/eta_t in cumulative loss
 // afterwards; the mix gives up that chance, so the regret bound of the
 // exponentially weighted forecaster holds against the experts still run.
