@@ -36,8 +36,10 @@
 // residuals) and WidthMix (online selection of the kernel width by
 // exponential weights over a grid). Experiment applies the papers'
 // settings only to their named datasets; other data gets defaults chosen
-// from the data (median-distance width, robust target scaling, detected
-// task, dictionary budget; see GenericDefaults and docs/online.md).
+// from the data (for regression a WidthMix over widths around the median
+// distance and two ridges, for classification the median distance; robust
+// target scaling, detected task, dictionary budget; see GenericDefaults
+// and docs/online.md).
 //
 // Streams: a Dataset in a seeded random order (with the papers'
 // preprocessing, features to [-1, 1] and targets to [0, 1]), the block

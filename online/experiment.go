@@ -88,7 +88,8 @@ var (
 )
 
 // GenericLambda is the ridge of the KRR-type learners outside the papers'
-// profiles (seed 000 uses 1 with targets in [-1, 1]): the middle of the
+// profiles (seed 000 uses 1 with targets in [-1, 1]) when the width mix
+// is off (with the mix, lambda is mixed over MixLambdas): the middle of the
 // grid {0.01, 0.1, 1}. Exact KRR tuned in hindsight on the first 2000
 // rows picks 0.1 on 3 of the 6 regression files of ../shared/data, 0.01 on
 // 2 and 1 on 1, and 0.01 on 5 of our 6 synthetic streams (docs/online.md);
@@ -98,7 +99,8 @@ const GenericLambda = 0.1
 
 // GenericDefaults are the defaults for data nobody tuned for: the width is
 // chosen from the data (Width 0: the median heuristic, see
-// Dataset.MedianDistance), targets are scaled robustly to [0, 1]
+// Dataset.MedianDistance, which Experiment.Run makes the center of a
+// WidthMix for regression streams), targets are scaled robustly to [0, 1]
 // (Dataset.ScaleTargetsRobust) and the profile follows the task (seed 002
 // for regression, 003 for classification).
 func GenericDefaults(task Task) DatasetDefaults {
@@ -196,8 +198,13 @@ type Experiment struct {
 	// learners outside the papers' datasets (Setting.Center).
 	NoCenter bool
 	// WidthMix runs every learner as a WidthMix over WidthGrid(width):
-	// online width selection inside the pass.
-	WidthMix bool
+	// online width selection inside the pass. It is on by default for a
+	// regression stream that gets the generic defaults (no paper dataset,
+	// no --kernel-width); WidthMix forces it on anywhere, NoWidthMix off.
+	WidthMix, NoWidthMix bool
+
+	// KernelWidth is the width Run used (the center of the mix's grid).
+	KernelWidth float64
 
 	// Notes (what was chosen: width, task, target scaling, budget) and
 	// Warnings (degenerate inputs) are filled by Run.
@@ -451,10 +458,13 @@ func (e *Experiment) Run(ctx context.Context, progress func(learner string, orde
 		e.notef("kernel width %.4g (median distance of %d sampled inputs after scaling)", width, min(ds.N, 1000))
 	}
 	var widths []float64
-	if e.WidthMix {
+	autoMix := !paper && e.Width <= 0 && ds != nil && ds.Task == Regression
+	if !e.NoWidthMix && (e.WidthMix || autoMix) {
 		widths = WidthGrid(width)
-		e.notef("every learner is a mix of experts with widths %.3g, %.3g, %.3g, %.3g, exponentially weighted by their past losses", widths[0], widths[1], widths[2], widths[3])
+		e.notef("every learner is a mix of experts with widths %.3g, %.3g, %.3g, %.3g (krr, kawv, pkawv-*, pkrr-*: times lambda %v), exponentially weighted by their past losses; experts %g nats behind the leader are dropped (--width-mix=off for one width)",
+			widths[0], widths[1], widths[2], widths[3], MixLambdas, float64(PruneNats))
 	}
+	e.KernelWidth = width
 	learners := e.Learners
 	if len(learners) == 0 {
 		learners = def.Learners
@@ -474,6 +484,8 @@ func (e *Experiment) Run(ctx context.Context, progress func(learner string, orde
 	lambda := 0.0
 	if !paper {
 		lambda = GenericLambda
+	}
+	if !paper && widths == nil {
 		e.notef("ridge lambda %g for krr, kawv, pkawv-*, pkrr-* (lambda=... in a learner spec to change)", lambda)
 	}
 	if center && (ds == nil || ds.Task == Regression) {

@@ -132,7 +132,7 @@ func TestExperimentSmall(t *testing.T) {
 func TestExperimentBlocks(t *testing.T) {
 	ds := loadShared(t, "german")
 	_ = ds
-	exp := &Experiment{Data: "german", DataDir: filepath.Join("..", "..", "shared", "data"), Stream: "blocks003:b=60:r=5",
+	exp := &Experiment{Data: "german", DataDir: sharedDir(), Stream: "blocks003:b=60:r=5",
 		Learners: []string{"forks", "nogd"}, Seed: 1}
 	rows, err := exp.Run(t.Context(), nil)
 	if err != nil {
@@ -153,7 +153,7 @@ func TestPaperTables(t *testing.T) {
 	if !*full {
 		t.Skip("full-dataset run; use -full")
 	}
-	dir := filepath.Join("..", "..", "shared", "data")
+	dir := sharedDir()
 	loadShared(t, "elevators")
 	cases := []struct {
 		exp    Experiment

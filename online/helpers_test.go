@@ -4,6 +4,7 @@ import (
 	"flag"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -41,11 +42,22 @@ func synthClass(n, d int, seed uint64) *Dataset {
 	return ds
 }
 
-// dataPath returns ../shared/data/<name>.csv.gz relative to the package
-// directory, or skips the test.
+// sharedDir returns the shared data directory: ../shared/data of the
+// project root (a checkout next to shared/), or of its parent (a git
+// worktree one level deeper).
+func sharedDir() string {
+	for _, d := range []string{filepath.Join("..", "..", "shared", "data"), filepath.Join("..", "..", "..", "shared", "data")} {
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			return d
+		}
+	}
+	return filepath.Join("..", "..", "shared", "data")
+}
+
+// loadShared returns <sharedDir>/<name>.csv.gz, or skips the test.
 func loadShared(t testing.TB, name string) *Dataset {
 	t.Helper()
-	ds, err := LoadCSV(filepath.Join("..", "..", "shared", "data", name+".csv.gz"))
+	ds, err := LoadCSV(filepath.Join(sharedDir(), name+".csv.gz"))
 	if err != nil {
 		t.Skipf("shared dataset %s not available: %v", name, err)
 	}

@@ -127,8 +127,8 @@ func TestResolveDataBuiltIn(t *testing.T) {
 	}
 }
 
-// TestGenericDefaultsBeatTheMean runs the generic defaults (median width,
-// budget, centering, lambda 0.1) on short Friedman and GP-prior streams of
+// TestGenericDefaultsBeatTheMean runs the generic defaults (the width and
+// lambda mix, budget, centering) on short Friedman and GP-prior streams of
 // dimension 8 and 24: every default learner must beat the running mean.
 // The full-size version of this check is the table in docs/online.md.
 func TestGenericDefaultsBeatTheMean(t *testing.T) {
@@ -152,8 +152,9 @@ func TestGenericDefaultsBeatTheMean(t *testing.T) {
 }
 
 // BenchmarkBudgetedPass times one prequential pass of each generic default
-// learner at the default budget J = 400 over 4000 and 16000 points of
-// Friedman's function in 16 dimensions (median width): the pass should
+// learner as bkb regress runs it (the width mix around the median
+// distance, the default budget J = DefaultBudget) over 4000 and 16000
+// points of Friedman's function in 16 dimensions: the pass should
 // grow about linearly in n once the dictionaries are full. Run with
 //
 //	go test ./online -run '^$' -bench BudgetedPass -benchtime 1x
@@ -175,7 +176,7 @@ func BenchmarkBudgetedPass(b *testing.B) {
 				var res Result
 				for i := 0; i < b.N; i++ {
 					l, err := Build(name, Setting{Dim: ds.D, N: n, Width: width, Seed: 1, Budget: DefaultBudget,
-						Center: true, Lambda: GenericLambda})
+						Center: true, Lambda: GenericLambda, Widths: WidthGrid(width)})
 					if err != nil {
 						b.Fatal(err)
 					}

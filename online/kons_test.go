@@ -163,3 +163,49 @@ type clipped struct{ Learner }
 func (c clipped) Predict(x []float64) float64 {
 	return math.Max(0, math.Min(1, c.Learner.Predict(x)))
 }
+
+// TestWidthMixPruning: dropping the experts PruneNats behind the leader
+// changes the mix's predictions by at most their weight, exp(-PruneNats)
+// = 1e-13 of the range, against the same mix that runs every expert to
+// the end; and it does drop experts (the test would otherwise compare a
+// mix with itself).
+func TestWidthMixPruning(t *testing.T) {
+	t.Parallel()
+	ds := synth(1500, 3, 0.05, 9)
+	ds.Scale(&FeatureRange, &UnitRange)
+	widths := []float64{0.05, 0.1, 0.5, 1, 4}
+	mixes := make([]*WidthMix, 2)
+	for m := range mixes {
+		experts := make([]Learner, len(widths))
+		for i, w := range widths {
+			l, err := NewFOGD(FOGDConfig{Kernel: kernel.RBF{LengthScale: w}, Dim: ds.D, Frequencies: 50, Eta: 0.1, Seed: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			experts[i] = l
+		}
+		mix, err := NewWidthMix(experts, widths, Regression, ds.N)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mixes[m] = mix
+	}
+	mixes[1].prune = math.Inf(1)
+	var worst float64
+	for i := 0; i < ds.N; i++ {
+		x, y := ds.Row(i), ds.Y[i]
+		worst = math.Max(worst, math.Abs(mixes[0].Predict(x)-mixes[1].Predict(x)))
+		for _, m := range mixes {
+			if err := m.Learn(x, y); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if mixes[0].Active() >= len(widths) || mixes[1].Active() != len(widths) {
+		t.Fatalf("active experts %d (pruned) and %d (not pruned) of %d: nothing to compare", mixes[0].Active(), mixes[1].Active(), len(widths))
+	}
+	if worst > 1e-9 {
+		t.Errorf("pruning moved a prediction by %g", worst)
+	}
+	t.Logf("%d of %d experts left; largest difference %g", mixes[0].Active(), len(widths), worst)
+}

@@ -38,7 +38,43 @@ type WidthMix struct {
 	task    Task
 	t       int // rounds learned
 	f, p    []float64
+	// active marks the experts still run; a pruned expert is nil in
+	// experts and has weight 0 (see PruneNats).
+	active []bool
+	pruned int
+	prune  float64 // PruneNats; +Inf in tests that compare with no pruning
+	// recent is each expert's exponential moving average of its loss
+	// (weight recentRate per round): an expert that does better than the
+	// leader lately is catching up and is not dropped.
+	recent []float64
+	n      int // stream length, for the earliest pruning round
 }
+
+// PruneNats is the log-weight gap below the leader at which WidthMix stops
+// running an expert (from round max(50, n/4) on, and not while the
+// expert's recent loss is below the leader's: see recentRate). Its weight
+// is then below exp(-PruneNats) = 1e-13 of the leader's and its
+// predictions no longer move the mix's by more than that fraction. The
+// decision uses only past losses (it is part of the prequential pass), and
+// it makes the mix cost about one expert for the last three quarters of
+// the stream instead of K. A pruned expert could only have regained
+// weight by beating the leader by PruneNats/eta_t in cumulative loss
+// afterwards; the mix gives up that chance, so the regret bound of the
+// exponentially weighted forecaster holds against the experts still run.
+const PruneNats = 30
+
+// No expert is dropped before round max(pruneAfter, n/4) of a stream of n
+// rounds, nor while its recent loss (moving average, weight recentRate)
+// is below the leader's. Both guard against dropping the width that wins
+// late: with a dictionary budget, a narrow width leads while its
+// dictionary fills (nearly every point is new to it) and falls behind
+// once the budget binds; on elevators, dropping the other widths after
+// 300 rounds left AOGD-ALD's mix at 0.56 of the running mean's MSE where
+// the mix that keeps them switches to the median width and makes 0.22.
+const (
+	pruneAfter = 50
+	recentRate = 1.0 / 200
+)
 
 // NewWidthMix returns the mix of experts, one per width (same order).
 func NewWidthMix(experts []Learner, widths []float64, task Task, n int) (*WidthMix, error) {
@@ -50,17 +86,25 @@ func NewWidthMix(experts []Learner, widths []float64, task Task, n int) (*WidthM
 		eta = math.Sqrt(8*math.Log(float64(len(experts)))/float64(max(n, 1))) / 2
 	}
 	k := len(experts)
+	active := make([]bool, k)
+	for i := range active {
+		active[i] = true
+	}
 	return &WidthMix{experts: experts, widths: widths, loss: make([]float64, k), eta: eta, task: task,
-		f: make([]float64, k), p: make([]float64, k)}, nil
+		f: make([]float64, k), p: make([]float64, k), active: active, prune: PruneNats,
+		recent: make([]float64, k), n: n}, nil
 }
 
-// weights sets p to the normalized exponential weights.
-func (m *WidthMix) weights() {
-	lo := math.Inf(1)
-	for _, l := range m.loss {
-		lo = math.Min(lo, l)
+// weights sets p to the normalized exponential weights (0 for pruned
+// experts) and returns the exponent's eta_t and the leader's loss.
+func (m *WidthMix) weights() (eta, lo float64) {
+	lo = math.Inf(1)
+	for i, l := range m.loss {
+		if m.active[i] {
+			lo = math.Min(lo, l)
+		}
 	}
-	eta := m.eta
+	eta = m.eta
 	if m.task == Regression && m.t > 0 {
 		// Bayesian model averaging with a Gaussian likelihood whose noise
 		// variance is the best expert's running MSE: eta_t = 1/(2 s2_t).
@@ -72,12 +116,16 @@ func (m *WidthMix) weights() {
 	}
 	var s float64
 	for i, l := range m.loss {
-		m.p[i] = math.Exp(-eta * (l - lo))
+		m.p[i] = 0
+		if m.active[i] {
+			m.p[i] = math.Exp(-eta * (l - lo))
+		}
 		s += m.p[i]
 	}
 	for i := range m.p {
 		m.p[i] /= s
 	}
+	return eta, lo
 }
 
 // Predict returns the weighted average of the experts' predictions.
@@ -85,7 +133,9 @@ func (m *WidthMix) Predict(x []float64) float64 {
 	m.weights()
 	var y float64
 	for i, e := range m.experts {
-		y += m.p[i] * e.Predict(x)
+		if m.active[i] {
+			y += m.p[i] * e.Predict(x)
+		}
 	}
 	return y
 }
@@ -93,17 +143,38 @@ func (m *WidthMix) Predict(x []float64) float64 {
 // Learn charges every expert its loss at (x, y), then teaches it y.
 func (m *WidthMix) Learn(x []float64, y float64) error {
 	for i, e := range m.experts {
-		f := e.Predict(x)
-		if m.task == Classification {
-			m.loss[i] += math.Min(Hinge.Value(f, y), 2) / 2
-		} else {
-			m.loss[i] += (f - y) * (f - y)
+		if !m.active[i] {
+			continue
 		}
+		f := e.Predict(x)
+		var l float64
+		if m.task == Classification {
+			l = math.Min(Hinge.Value(f, y), 2) / 2
+		} else {
+			l = (f - y) * (f - y)
+		}
+		m.loss[i] += l
+		m.recent[i] += recentRate * (l - m.recent[i])
 		if err := e.Learn(x, y); err != nil {
 			return err
 		}
 	}
 	m.t++
+	if m.t >= max(pruneAfter, m.n/4) && m.pruned < len(m.experts)-1 {
+		eta, lo := m.weights()
+		lead := 0
+		for i, l := range m.loss {
+			if m.active[i] && l == lo {
+				lead = i
+			}
+		}
+		for i, l := range m.loss {
+			if m.active[i] && eta*(l-lo) > m.prune && m.recent[i] >= m.recent[lead] {
+				m.active[i], m.experts[i] = false, nil
+				m.pruned++
+			}
+		}
+	}
 	return nil
 }
 
@@ -111,22 +182,34 @@ func (m *WidthMix) Learn(x []float64, y float64) error {
 // the mix stores).
 func (m *WidthMix) Size() int {
 	var s int
-	for _, e := range m.experts {
-		s += e.Size()
+	for i, e := range m.experts {
+		if m.active[i] {
+			s += e.Size()
+		}
 	}
 	return s
 }
 
-// Name returns the expert's name with the grid size.
-func (m *WidthMix) Name() string {
-	if len(m.lambdas) > 0 {
-		return fmt.Sprintf("%s(mix of %d widths x lambdas)", m.experts[0].Name(), len(m.experts))
+// Name returns the experts' name: the table's note (Chosen) says that
+// the row is a mix.
+func (m *WidthMix) Name() string { return m.first().Name() }
+
+// first returns the first expert still run.
+func (m *WidthMix) first() Learner {
+	for i, e := range m.experts {
+		if m.active[i] {
+			return e
+		}
 	}
-	return fmt.Sprintf("%s(mix of %d widths)", m.experts[0].Name(), len(m.experts))
+	return nil // unreachable: the leader is never pruned
 }
 
-// Chosen reports the width with the largest current weight and the
-// weights of the grid, "width 1.2 (p 0.91; 0.3:0.00 0.6:0.09 ...)".
+// Active returns the number of experts still run (not pruned).
+func (m *WidthMix) Active() int { return len(m.experts) - m.pruned }
+
+// Chosen reports the grid, the width with the largest current weight and
+// the weights, "mix of 4 widths: width 1.2 (p 0.3:dropped 0.6:0.09 1.2:0.91
+// 2.4:0.00)"; "dropped" marks the experts pruned during the pass.
 func (m *WidthMix) Chosen() string {
 	m.weights()
 	best := 0
@@ -139,12 +222,16 @@ func (m *WidthMix) Chosen() string {
 		if len(m.lambdas) > 0 {
 			fmt.Fprintf(&b, "/%g", m.lambdas[i])
 		}
+		if !m.active[i] {
+			b.WriteString(":dropped")
+			continue
+		}
 		fmt.Fprintf(&b, ":%.2f", p)
 	}
 	if len(m.lambdas) > 0 {
-		return fmt.Sprintf("width %.3g, lambda %g (p%s)", m.widths[best], m.lambdas[best], b.String())
+		return fmt.Sprintf("mix of %d widths x lambdas: width %.3g, lambda %g (p%s)", len(m.experts), m.widths[best], m.lambdas[best], b.String())
 	}
-	return fmt.Sprintf("width %.3g (p%s)", m.widths[best], b.String())
+	return fmt.Sprintf("mix of %d widths: width %.3g (p%s)", len(m.experts), m.widths[best], b.String())
 }
 
 // WidthGrid returns the grid w * 2^k, k = -2..1 (4 widths around w, the

@@ -41,8 +41,10 @@ predictor); and blocks003[:b=500][:r=10] (seed 003's block streams on
 Defaults. A named paper dataset (elevators, parkinsons, protein, german,
 spambase) gets its paper's width, preprocessing and learners. Anything else
 (a file path, a synthetic stream) gets defaults chosen from the data: the
-kernel width is the median distance between inputs (features scaled to
-[-1, 1]), or selected online with --width-mix; targets are scaled to [0, 1]
+kernel width is selected online for regression (--width-mix: a mix of
+experts at 1/4, 1/2, 1 and 2 times the median distance between inputs,
+features scaled to [-1, 1], weighted by their past losses) and is the
+median distance for classification; targets are scaled to [0, 1]
 robustly (targets beyond 10 IQR of the quartiles are clipped, and
 reported); the task is binary classification when the targets take two
 integer values (0/1, -1/+1; --task overrides); regression learners predict
@@ -78,7 +80,8 @@ type regressOptions struct {
 	orders, n, budget                                                   int
 	seed                                                                uint64
 	width, noise                                                        float64
-	raw, center, mix                                                    bool
+	raw, center                                                         bool
+	mix                                                                 string
 }
 
 func regressFlagSet(o *regressOptions, stderr io.Writer) *pflag.FlagSet {
@@ -98,12 +101,13 @@ func regressFlagSet(o *regressOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.Float64Var(&o.width, "kernel-width", 0, "Gaussian kernel width sigma, exp(-|x-y|^2/(2 sigma^2)) (default: the paper's value for a named paper dataset, else the median distance between inputs)")
 	fs.StringVar(&o.profile, "profile", "", "paper defaults to use: 000 (targets to [-1, 1]), 002 (targets to [0, 1]), 003 or 003-blocks (default: the paper's for a named paper dataset, else 002 for regression, 003 for classification)")
 	fs.StringVar(&o.task, "task", "auto", "auto (two distinct target values: binary classification, else regression), regression or classification")
-	fs.IntVar(&o.budget, "budget", 0, "dictionary budget J: 0 caps the growing ALD/KORS dictionaries at 400; J > 0 caps every learner's atoms, support vectors or frequencies at J; -1: no cap")
+	fs.IntVar(&o.budget, "budget", 0, "dictionary budget J: 0 caps the growing ALD/KORS dictionaries at 800; J > 0 caps every learner's atoms, support vectors or frequencies at J; -1: no cap")
 	fs.StringVar(&o.csvPath, "csv", "", "also write the table as CSV to this file (written on interrupt too, with the learners that finished)")
 	fs.BoolVar(&o.overwrite, "overwrite", false, "replace an existing --csv file (never a study journal)")
 	fs.Float64Var(&o.noise, "noise", 0.1, "noise standard deviation of synthetic streams")
 	fs.BoolVar(&o.raw, "raw-features", false, "do not rescale features to [-1, 1]")
-	fs.BoolVar(&o.mix, "width-mix", false, "select the kernel width online: every learner becomes an exponentially weighted mix of experts at width w/4, w/2, w, 2w (w: --kernel-width or the default), 4 times the cost; krr, kawv, pkawv-*, pkrr-* also mix lambda in {0.01, 0.1} (8 times)")
+	fs.StringVar(&o.mix, "width-mix", "auto", "select the kernel width online: every learner becomes an exponentially weighted mix of experts at width w/4, w/2, w, 2w (w: --kernel-width or the median distance); krr, kawv, pkawv-*, pkrr-* also mix lambda in {0.01, 0.1}; experts far behind the leader are dropped during the pass. auto: on for regression data without a paper's settings or --kernel-width; on (or plain --width-mix); off")
+	fs.Lookup("width-mix").NoOptDefVal = "on"
 	fs.BoolVar(&o.center, "center", true, "outside the papers' datasets, regression learners predict the running mean of past targets plus their kernel part")
 	fs.StringVar(&o.targets, "target-transform", "auto", "auto (exp for the named elevators dataset, whose stored targets are log Goal), exp or none")
 	fs.StringVar(&o.format, "format", "table", "output format: table, csv or markdown")
@@ -199,6 +203,11 @@ func (o *regressOptions) experiment() (*online.Experiment, error) {
 	default:
 		return nil, fmt.Errorf("--format must be table, csv or markdown, got %q", o.format)
 	}
+	switch o.mix {
+	case "auto", "on", "off":
+	default:
+		return nil, fmt.Errorf("--width-mix must be auto, on or off, got %q", o.mix)
+	}
 	switch o.progress {
 	case "auto", "lines", "none":
 	default:
@@ -250,7 +259,7 @@ func (o *regressOptions) experiment() (*online.Experiment, error) {
 	exp := &online.Experiment{
 		Data: o.data, DataDir: o.dataDir, Stream: s, Learners: learners, Orders: o.orders,
 		Seed: o.seed, N: o.n, Width: o.width, Profile: online.Profile(o.profile), Noise: o.noise,
-		RawFeatures: o.raw, TargetTransform: o.targets, Task: o.task, Budget: o.budget, NoCenter: !o.center, WidthMix: o.mix,
+		RawFeatures: o.raw, TargetTransform: o.targets, Task: o.task, Budget: o.budget, NoCenter: !o.center, WidthMix: o.mix == "on", NoWidthMix: o.mix == "off",
 	}
 	// Check the stream, objective and every learner spec before a long run
 	// starts: these are usage errors (exit 2).

@@ -121,3 +121,44 @@ func TestRegressUsageErrors(t *testing.T) {
 		t.Errorf("cancelled run: exit %d, %s", code, errb.String())
 	}
 }
+
+// TestRegressWidthMixFlag: regression data without a paper's settings gets
+// the width mix by default (the note names the grid and the weights),
+// --width-mix=off and --kernel-width give one width, 0/1 labels and a named
+// paper dataset get none unless --width-mix asks, and a bad value is a
+// usage error.
+func TestRegressWidthMixFlag(t *testing.T) {
+	data := toyCSV(t)
+	labels := writeRegressCSV(t, "labels.csv", 300, func(i int, x, z float64) float64 {
+		if x > z {
+			return 1
+		}
+		return 0
+	})
+	cases := []struct {
+		args []string
+		mix  bool
+	}{
+		{[]string{"--data", data}, true},
+		{[]string{"--data", data, "--width-mix"}, true},
+		{[]string{"--data", data, "--width-mix=on"}, true},
+		{[]string{"--data", data, "--width-mix=off"}, false},
+		{[]string{"--data", data, "--kernel-width", "0.5"}, false},
+		{[]string{"--data", labels}, false},
+		{[]string{"--data", labels, "--width-mix"}, true},
+		{[]string{"--data", "elevators", "--n", "300"}, false},
+	}
+	for _, c := range cases {
+		args := append([]string{"--learners", "fogd:d=10", "--format", "csv", "--progress", "none"}, c.args...)
+		code, out, errs := runRegressArgs(t, args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", c.args, code, errs)
+		}
+		if got := strings.Contains(out, "mix of 4 widths") && strings.Contains(errs, "mix of experts"); got != c.mix {
+			t.Errorf("%v: mix %v, want %v:\n%s\n%s", c.args, got, c.mix, out, errs)
+		}
+	}
+	if code, _, errs := runRegressArgs(t, "--data", data, "--width-mix=sometimes"); code != exitUsage || !strings.Contains(errs, "--width-mix must be") {
+		t.Errorf("bad --width-mix: exit %d: %s", code, errs)
+	}
+}
