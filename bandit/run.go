@@ -27,7 +27,8 @@ type Step struct {
 	SimpleRegret      float64
 	DictionarySize    int
 	DictionaryChanges int
-	// Seconds is the policy's time for this step (Ask and Tell), without
+	// Seconds is the policy's time for this step (Ask, Tell and, for a
+	// StatsReporter, Stats, which completes BKB's deferred update), without
 	// the objective's evaluation.
 	Seconds float64
 }
@@ -113,6 +114,13 @@ func Run(ctx context.Context, p Policy, arms *mat.Dense, obj Objective, opt RunO
 		if err := p.Tell(arm, y); err != nil {
 			return tr, fmt.Errorf("step %d: %w", t, err)
 		}
+		// Stats is read inside the timed region: for BKB it runs the
+		// observation's deferred pass over the arms (gp.DTC), which the
+		// next Ask would run otherwise and which belongs to this step.
+		var s Stats
+		if stats != nil {
+			s = stats.Stats()
+		}
 		el += time.Since(start)
 		st := Step{T: t, Arm: arm, Y: y, Value: math.NaN(), Regret: math.NaN(), CumRegret: math.NaN(), SimpleRegret: math.NaN(), Seconds: el.Seconds()}
 		if values != nil {
@@ -124,7 +132,6 @@ func Run(ctx context.Context, p Policy, arms *mat.Dense, obj Objective, opt RunO
 			st.SimpleRegret = tr.Best - bestPlayed
 		}
 		if stats != nil {
-			s := stats.Stats()
 			st.DictionarySize, st.DictionaryChanges = s.DictionarySize, s.DictionaryChanges
 		}
 		tr.Steps = append(tr.Steps, st)
