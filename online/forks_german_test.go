@@ -23,14 +23,7 @@ import (
 // below what the online learner can reach on a random order. The test
 // logs the best mistake rate over the widths for each k.
 func TestFORKSGermanRankBound(t *testing.T) {
-	if !*full {
-		t.Skip("full-dataset analysis; use -full")
-	}
-	ds, err := openDataset(EmbeddedPrefix + "german.csv.gz") // == ../shared/data/german.csv.gz
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds.Scale(&FeatureRange, nil)
+	ds := germanFull(t)
 	n := ds.N
 	ranks := []int{5, 10, 20, 50}
 	best := make([]float64, len(ranks))
@@ -113,14 +106,7 @@ func lsMistakes(t *testing.T, X *mat.Dense, y []float64) float64 {
 // learner on that map could have done on the examples it saw, which an
 // online learner on a random order does not beat.
 func TestFORKSGermanOwnMap(t *testing.T) {
-	if !*full {
-		t.Skip("full-dataset analysis; use -full")
-	}
-	ds, err := openDataset(EmbeddedPrefix + "german.csv.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds.Scale(&FeatureRange, nil)
+	ds := germanFull(t)
 	for _, rank := range []int{5, 20} {
 		for _, width := range []float64{2, 4, 8} {
 			var online, plain, icpt []float64
@@ -312,14 +298,7 @@ func lsBestThreshold(t *testing.T, X *mat.Dense, y []float64) float64 {
 //
 //	go test ./online -run FORKSGermanSVMaps -full -v
 func TestFORKSGermanSVMaps(t *testing.T) {
-	if !*full {
-		t.Skip("full-dataset analysis; use -full")
-	}
-	ds, err := openDataset(EmbeddedPrefix + "german.csv.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds.Scale(&FeatureRange, nil)
+	ds := germanFull(t)
 	for _, rank := range []int{5, 0} {
 		best, bestW, bestOnline := math.Inf(1), 0.0, 0.0
 		for e := -5.0; e <= 7; e += 0.5 {
@@ -385,14 +364,7 @@ func (b biased) Eval(x, y []float64) float64 { return b.k.Eval(x, y) + b.c }
 //
 //	go test ./online -run FORKSGermanIntercept -full -v
 func TestFORKSGermanIntercept(t *testing.T) {
-	if !*full {
-		t.Skip("full-dataset analysis; use -full")
-	}
-	ds, err := openDataset(EmbeddedPrefix + "german.csv.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds.Scale(&FeatureRange, nil)
+	ds := germanFull(t)
 	run := func(name string, k biased, orders int) float64 {
 		var rates []float64
 		for o := uint64(1); o <= uint64(orders); o++ {
@@ -464,14 +436,7 @@ func bestThresholdRate(s, y []float64, idx []int) float64 {
 //
 //	go test ./online -run FORKSGermanSVMapSearch -full -v
 func TestFORKSGermanSVMapSearch(t *testing.T) {
-	if !*full {
-		t.Skip("full-dataset analysis; use -full")
-	}
-	ds, err := openDataset(EmbeddedPrefix + "german.csv.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds.Scale(&FeatureRange, nil)
+	ds := germanFull(t)
 	idx := make([]int, ds.N)
 	s := make([]float64, ds.N)
 	for _, w := range []float64{4, 5.657, 8, 11.31, 16} {
@@ -545,4 +510,20 @@ func TestFORKSGermanSVMapSearch(t *testing.T) {
 		m, sd := meanStd(rates)
 		t.Logf("width %.4g: best linear classifier found on the rank-5 map of the 50 support vectors, in hindsight: %.2f%% (std %.2f over 20 orders)", w, m, sd)
 	}
+}
+
+// germanFull skips the test without -full, else returns german (the
+// built-in copy of ../shared/data/german.csv.gz) with features in [-1, 1]
+// as the paper's protocol scales them.
+func germanFull(t *testing.T) *Dataset {
+	t.Helper()
+	if !*full {
+		t.Skip("full-dataset analysis; use -full")
+	}
+	ds, err := openDataset(EmbeddedPrefix + "german.csv.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds.Scale(&FeatureRange, nil)
+	return ds
 }
