@@ -258,29 +258,7 @@ func lsBestThreshold(t *testing.T, X *mat.Dense, y []float64) float64 {
 	}
 	var pred mat.VecDense
 	pred.MulVec(X, &beta)
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(pred.AtVec(a), pred.AtVec(b)) })
-	// Threshold below everything: all +1; moving it past example i flips
-	// i's prediction to -1.
-	m := 0
-	for _, yi := range y {
-		if yi < 0 {
-			m++
-		}
-	}
-	best := m
-	for _, i := range idx {
-		if y[i] < 0 {
-			m--
-		} else {
-			m++
-		}
-		best = min(best, m)
-	}
-	return float64(best) / float64(n)
+	return bestThresholdRate(pred.RawVector().Data, y, make([]int, n))
 }
 
 // TestFORKSGermanSVMaps (with -full) asks what FORKS's and NOGD's feature
