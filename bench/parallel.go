@@ -106,7 +106,7 @@ func RunParallel(ctx context.Context, cfg ParallelConfig, progress io.Writer) ([
 				bestF = math.Min(bestF, y)
 				mu.Unlock()
 				if sd > 0 {
-					y += sd * rand.New(rand.NewPCG(uint64(seed), 0x6e6f697365^uint64(t.Number))).NormFloat64()
+					y += sd * rand.New(rand.NewPCG(uint64(seed), noiseStream^uint64(t.Number))).NormFloat64()
 				}
 				return y, nil
 			}, study.RunOptions{Workers: v.workers})

@@ -147,6 +147,9 @@ type RegretRun struct {
 	Wall        time.Duration
 }
 
+// noiseStream ("noise") seeds the observation noise of the benchmarks.
+const noiseStream = 0x6e6f697365
+
 // RunRegret runs one variant on one problem for the largest checkpoint,
 // noise drawn from seed, on an in-memory study.
 func RunRegret(ctx context.Context, p RegretProblem, v RegretVariant, seed uint64, checkpoints []int, rng float64) (RegretRun, error) {
@@ -163,7 +166,7 @@ func RunRegret(ctx context.Context, p RegretProblem, v RegretVariant, seed uint6
 	if err != nil {
 		return RegretRun{}, err
 	}
-	noise := rand.New(rand.NewPCG(seed, 0x6e6f697365)) // "noise"
+	noise := rand.New(rand.NewPCG(seed, noiseStream))
 	sd := p.NoiseFrac * rng
 	run := RegretRun{Problem: p.Name(), Variant: v.Name, Seed: seed, Checkpoints: checkpoints}
 	best, cum := math.Inf(1), 0.0

@@ -211,20 +211,9 @@ func TestFORKSGermanPreprocessing(t *testing.T) {
 		t.Skip("full-dataset analysis; use -full")
 	}
 	rate := func(ds *Dataset, spec string, width float64, orders int) float64 {
-		var rates []float64
-		for o := uint64(1); o <= uint64(orders); o++ {
-			l, err := Build(spec, Setting{Dim: ds.D, N: ds.N, Task: Classification, Width: width, Seed: o, Profile: Profile003})
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := Prequential(t.Context(), l, NewDatasetStream(ds, o), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rates = append(rates, 100*res.MistakeRate())
-		}
-		m, _ := meanStd(rates)
-		return m
+		return meanMistakePercent(t, ds, orders, func(o uint64) (Learner, error) {
+			return Build(spec, Setting{Dim: ds.D, N: ds.N, Task: Classification, Width: width, Seed: o, Profile: Profile003})
+		})
 	}
 	for _, p := range germanPreprocessings {
 		ds, err := openDataset(EmbeddedPrefix + "german.csv.gz")
@@ -344,26 +333,12 @@ func (b biased) Eval(x, y []float64) float64 { return b.k.Eval(x, y) + b.c }
 func TestFORKSGermanIntercept(t *testing.T) {
 	ds := germanFull(t)
 	run := func(name string, k biased, orders int) float64 {
-		var rates []float64
-		for o := uint64(1); o <= uint64(orders); o++ {
-			var l Learner
-			var err error
+		return meanMistakePercent(t, ds, orders, func(o uint64) (Learner, error) {
 			if name == "forks" {
-				l, err = NewFORKS(PaperFORKS(k, ds.D, ds.N, o))
-			} else {
-				l, err = NewNOGD(NOGDConfig{Kernel: k, Dim: ds.D, Budget: 50, Rank: 5, Eta: 0.2, Loss: Hinge})
+				return NewFORKS(PaperFORKS(k, ds.D, ds.N, o))
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := Prequential(t.Context(), l, NewDatasetStream(ds, o), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rates = append(rates, 100*res.MistakeRate())
-		}
-		m, _ := meanStd(rates)
-		return m
+			return NewNOGD(NOGDConfig{Kernel: k, Dim: ds.D, Budget: 50, Rank: 5, Eta: 0.2, Loss: Hinge})
+		})
 	}
 	for _, c := range []float64{0, 1} {
 		for _, name := range []string{"forks", "nogd"} {
@@ -504,4 +479,25 @@ func germanFull(t *testing.T) *Dataset {
 	}
 	ds.Scale(&FeatureRange, nil)
 	return ds
+}
+
+// meanMistakePercent runs the learner that build makes for each order
+// 1..orders prequentially on ds in that order and returns the mean
+// mistake rate in percent.
+func meanMistakePercent(t *testing.T, ds *Dataset, orders int, build func(order uint64) (Learner, error)) float64 {
+	t.Helper()
+	var rates []float64
+	for o := uint64(1); o <= uint64(orders); o++ {
+		l, err := build(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Prequential(t.Context(), l, NewDatasetStream(ds, o), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rates = append(rates, 100*res.MistakeRate())
+	}
+	m, _ := meanStd(rates)
+	return m
 }
