@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -109,4 +111,49 @@ func popcount(x int) int {
 		c++
 	}
 	return c
+}
+
+// TestRegretMarkdownPValues checks the table's test against the reference
+// optimizer: ten seeds of an optimizer all better than ten of the
+// reference give the exact two-sided p = 2/C(20,10); the reference row and
+// a problem the reference did not run have no p.
+func TestRegretMarkdownPValues(t *testing.T) {
+	t.Parallel()
+	var runs []RegretRun
+	for s := 0; s < 10; s++ {
+		for _, v := range []struct {
+			name   string
+			simple float64
+		}{{RegretReference, 10 + float64(s)}, {"bkb", float64(s)}} {
+			runs = append(runs, RegretRun{Problem: "p", Variant: v.name, Seed: uint64(s), Checkpoints: []int{5},
+				Simple: []float64{v.simple}, Cum: []float64{v.simple * 3}})
+		}
+		runs = append(runs, RegretRun{Problem: "q", Variant: "bkb", Seed: uint64(s), Checkpoints: []int{5},
+			Simple: []float64{1}, Cum: []float64{1}})
+	}
+	var b strings.Builder
+	if err := WriteRegretMarkdown(&b, runs); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%.2g, %.2g |", 2/184756.0, 2/184756.0)
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("table has %d lines, want 5:\n%s", len(lines), b.String())
+	}
+	for _, tc := range []struct {
+		prefix, suffix string
+	}{{"| p | " + RegretReference + " |", "|  |"}, {"| p | bkb |", want}, {"| q | bkb |", "|  |"}} {
+		found := false
+		for _, l := range lines {
+			if strings.HasPrefix(l, tc.prefix) {
+				found = true
+				if !strings.HasSuffix(l, tc.suffix) {
+					t.Errorf("row %q ends %q, want %q", l, l[max(0, len(l)-20):], tc.suffix)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no row %q in\n%s", tc.prefix, b.String())
+		}
+	}
 }
