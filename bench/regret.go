@@ -25,8 +25,10 @@ type RegretVariant struct {
 }
 
 // RegretVariants are the optimizers issue 10 compares, by name:
-//   - "bkb": the current defaults (version 3: growing candidates, ARD
-//     fits, BKB, exploration decaying with the budget);
+//   - "bkb": the current defaults (version 4: growing candidates, ARD
+//     fits, BKB, exploration decaying with the budget, noise handling);
+//   - "bkb-v3": version 3 defaults (BKB's fitted noise floored at 1e-3,
+//     no noise handling);
 //   - "bkb-v2": version 2 defaults (constant beta 2), the previous ones;
 //   - "bkb-matern": "bkb" with the Matern 5/2 ARD kernel instead of RBF;
 //   - "gp-ucb": the current defaults with GP-UCB (exact posterior);
@@ -37,6 +39,7 @@ type RegretVariant struct {
 var RegretVariants = map[string]RegretVariant{
 	"bkb":          {"bkb", func(c *study.Config) {}},
 	"bkb-v2":       {"bkb-v2", func(c *study.Config) { c.Version = 2 }},
+	"bkb-v3":       {"bkb-v3", func(c *study.Config) { c.Version = 3 }},
 	"bkb-matern":   {"bkb-matern", func(c *study.Config) { c.Kernel.Name = "matern52" }},
 	"gp-ucb":       {"gp-ucb", func(c *study.Config) { c.Policy = "gp-ucb" }},
 	"ada-bkb":      {"ada-bkb", func(c *study.Config) { c.Policy = "ada-bkb" }},

@@ -43,8 +43,10 @@ const (
 	// and its own defaults (DefaultBetaV2, DefaultKernelV2, ...); version 3
 	// changes the default exploration to the budget-aware DefaultBetaV3
 	// (version 2 studies keep their stored constant beta and replay as
-	// before).
-	CurrentVersion = 3
+	// before); version 4 floors BKB's fitted noise at 1e-5 instead of
+	// Lambda and explores differently where the box is covered and the
+	// values noisy (noise.go). Each version's studies replay as written.
+	CurrentVersion = 4
 	// DefaultFitEvery is the warm refit period of version 2 (see Fit).
 	DefaultFitEvery = 10
 	// DefaultArmCountV2 is the size of version 2's global space-filling

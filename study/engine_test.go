@@ -30,6 +30,7 @@ func TestReplay(t *testing.T) {
 	}{
 		{"version 2 scalar fit", func(*Config) {}},
 		{"current defaults", func(c *Config) { c.FitEvery = 0 }},
+		{"version 3 defaults", func(c *Config) { c.Version, c.FitEvery = 3, 0 }},
 		{"version 2 defaults", func(c *Config) { c.Version, c.FitEvery = 2, 0 }},
 		{"version 2 fixed arms, ARD fits", func(c *Config) { c.FitEvery, c.Candidates, c.Fit = 4, CandidatesFixed, FitARD }},
 		{"version 1", func(c *Config) { c.Version = 1 }},

@@ -130,8 +130,11 @@ type refiner struct {
 	failStale map[int]bool
 	pool      [][]float64
 	asks      int
-	fitSecs   float64
-	growSec   float64
+	// sample holds the weights of this ask's joint posterior sample
+	// (version 4 under heavy noise, noise.go), nil on a UCB ask.
+	sample  []float64
+	fitSecs float64
+	growSec float64
 }
 
 func newRefiner(cfg *Config, global *mat.Dense) *refiner {
@@ -343,8 +346,14 @@ func (r *refiner) kernelAndNoise() (kernel.Kernel, float64, error) {
 		noise := r.hp.NoiseVariance
 		if r.usesDTC() {
 			// BKB's ridge: the dictionary size grows like the effective
-			// dimension at lambda, so it is floored at the configured one.
-			noise = math.Max(noise, r.cfg.Lambda)
+			// dimension at lambda, so it is floored, at the configured
+			// one in versions 2 and 3, at most at dtcNoiseFloorV4 in
+			// version 4 (noise.go).
+			floor := r.cfg.Lambda
+			if r.cfg.Version >= 4 {
+				floor = math.Min(floor, dtcNoiseFloorV4)
+			}
+			noise = math.Max(noise, floor)
 		}
 		return r.hp.Kernel(), noise, nil
 	}
@@ -511,10 +520,19 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 	// The global set's means and variances are kept current by the
 	// posterior (its candidates): O(n m) per observation, not O(n m^2)
 	// per ask.
-	means, vars := r.globalPosterior()
-	for i := 0; i < n; i++ {
-		x := r.global.RawRowView(i)
-		cs = append(cs, cand{x, score(x, means[i], vars[i])})
+	if r.sample != nil {
+		// A joint sample's values on the global set: O(n m).
+		lin, res := make([]float64, n), make([]float64, n)
+		r.dtc.SampleCandidates(lin, res, r.sample)
+		for i := 0; i < n; i++ {
+			cs = append(cs, cand{r.global.RawRowView(i), lin[i] + math.Sqrt(res[i])*rng.NormFloat64()})
+		}
+	} else {
+		means, vars := r.globalPosterior()
+		for i := 0; i < n; i++ {
+			x := r.global.RawRowView(i)
+			cs = append(cs, cand{x, score(x, means[i], vars[i])})
+		}
 	}
 	for _, x := range r.pool {
 		add(x)
@@ -572,7 +590,7 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 	}
 	slices.SortStableFunc(cs, byScore)
 	// Polish the best few (distinct) points.
-	if r.cfg.Policy != "thompson" && r.cfg.Policy != "bkb-thompson" && len(r.dom.ContinuousIndices()) > 0 {
+	if r.sample == nil && r.cfg.Policy != "thompson" && r.cfg.Policy != "bkb-thompson" && len(r.dom.ContinuousIndices()) > 0 {
 		var starts [][]float64
 		for _, c := range cs {
 			if len(starts) == polishStarts || math.IsInf(c.v, -1) {
@@ -719,8 +737,15 @@ func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (acq
 	}
 	nGlobal, _ := r.global.Dims()
 	b := beta.Beta(acquisition.State{T: t, Arms: nGlobal, Lambda: r.lambda, Kappa2: 1})
+	u := -1.0 // the unexplained share, computed when needed
+	rho, fitted := r.noiseShare()
+	v4 := r.cfg.Version >= 4 && fitted
 	if h, ok := beta.(horizonBeta); ok {
-		b = math.Max(b*math.Sqrt(1-r.unexplained()), horizonFloor*h.B)
+		u = r.unexplained()
+		b = math.Max(b*math.Sqrt(1-u), horizonFloor*h.B)
+		if v4 {
+			b = math.Max(b, noisyBetaFloor(h.B, rho, u))
+		}
 	}
 	// Every exploitEvery-th ask takes the posterior mean's maximizer,
 	// unless evaluations failed; also while points are pending (with
@@ -739,6 +764,27 @@ func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (acq
 		}
 	}
 	thompson := r.cfg.Policy == "thompson" || r.cfg.Policy == "bkb-thompson"
+	// Version 4 under heavy noise: every other ask maximizes a joint
+	// sample of BKB's posterior (noise.go), on the candidates only (a
+	// sample has an independent part per point; there is nothing for
+	// L-BFGS to polish).
+	r.sample = nil
+	if v4 && r.dtc != nil && len(avoid) == 0 {
+		if u < 0 {
+			u = r.unexplained()
+		}
+		if thompsonAsk(rho, u, r.asks) {
+			w := r.dtc.SampleWeights(make([]float64, r.dtc.DictionarySize()), rng)
+			r.sample = w
+			return func(x []float64) float64 {
+				lin, res, err := r.dtc.SampleAt(x, w)
+				if err != nil {
+					return math.NaN()
+				}
+				return lin + math.Sqrt(res)*rng.NormFloat64()
+			}, nil, nil
+		}
+	}
 	diag := func(x []float64) float64 { return kernel.Diag(r.kern, x) }
 	// Pending trials: GP-BUCB's conditional variance (pending.go); the
 	// prior-correlation shrink below is then for failed points only.

@@ -12,7 +12,7 @@ import (
 	"github.com/bkb-go/bkb/storage"
 )
 
-// TestVersion: a new configuration is the current version (3) with its
+// TestVersion: a new configuration is the current version (4) with its
 // defaults; version 2 keeps its constant beta; a stored configuration
 // without a version (every journal written before versions) decodes as
 // version 1, keeps version 1's defaults and refuses version 2's fields.
