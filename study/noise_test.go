@@ -125,37 +125,12 @@ func TestVersion3Golden(t *testing.T) {
 				{-2.0306273053251553, 10.845870392778981}, {-1.9788213273535922, 10.740715654087063}, {-2.0563788081535739, 10.897231096326301}},
 		},
 	}
-	ctx := context.Background()
 	f := objectives.Branin()
-	sp, err := Box(nil, f.Lower, f.Upper)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for policy, byNoise := range want {
 		for noise, pts := range byNoise {
-			s, err := Create(ctx, storage.NewMemory(), "g", Config{Version: 3, Space: sp, Policy: policy, Budget: 30, Seed: 5})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := 0; i < 30; i++ {
-				tr, err := s.Ask(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if i >= 24 {
-					w := pts[i-24]
-					for j := range w {
-						if math.Abs(tr.X[j]-w[j]) > 1e-9*(1+math.Abs(w[j])) {
-							t.Fatalf("%s noise %v trial %d: %v, version 3 asked %v", policy, noise, i+1, tr.X, w)
-						}
-					}
-				}
-				// Deterministic values off by up to +-noise.
-				y := f.Value(tr.X) + noise*float64((i*7919)%13-6)/6
-				if err := s.Tell(ctx, tr.Number, y); err != nil {
-					t.Fatal(err)
-				}
-			}
+			// Deterministic values off by up to +-noise.
+			value := func(i int, x []float64) float64 { return f.Value(x) + noise*float64((i*7919)%13-6)/6 }
+			checkGolden(t, Config{Version: 3, Policy: policy, Budget: 30, Seed: 5}, value, pts)
 		}
 	}
 }
