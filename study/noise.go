@@ -16,7 +16,7 @@ const (
 	// 139, 109 and 285 points) and near-dependent points make the
 	// posterior rebuild more often as it falls (43 rebuilds over the last
 	// 50 trials at 1e-5, 25 at 1e-4): the policy time over those trials
-	// was 11, 11 and 20-50 ms per trial. 1e-4 keeps the cost of 1e-3 and
+	// was 11, 11 and 15-50 ms per trial. 1e-4 keeps the cost of 1e-3 and
 	// most of the precision of 1e-5.
 	dtcNoiseFloorV4 = 1e-4
 	// coveredShare: where the posterior variance left over the global
@@ -34,7 +34,7 @@ const (
 	// (Branin, 1% noise, 30 seeds: median simple regret 0.095 with the
 	// decay, 0.026 with this floor, 0.033 for the fixed set). Noise-free
 	// fits give rho of 1e-7 to 1e-6 once the box is covered, 1% noise
-	// 2e-4 to 2e-3.
+	// 2e-4 to 8e-3.
 	noiseShareRef   = 1e-3
 	noiseShareHeavy = 0.05
 )
