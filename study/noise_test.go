@@ -36,6 +36,15 @@ func TestNoiseRules(t *testing.T) {
 			t.Errorf("thompsonAsk(%v, %v, %d) = %v, want %v", c.rho, c.u, c.ask, got, c.thompson)
 		}
 	}
+	for _, c := range []struct {
+		v4     bool
+		rho    float64
+		scaled bool
+	}{{false, 0.9, true}, {true, 0.9, false}, {true, 0.5, true}, {true, 0.1, true}, {true, 1e-7, true}} {
+		if got := scalesByWideness(c.v4, c.rho); got != c.scaled {
+			t.Errorf("scalesByWideness(%v, %v) = %v, want %v", c.v4, c.rho, got, c.scaled)
+		}
+	}
 }
 
 // noisyBranin runs a study of Branin with Gaussian noise of sd 30 (10% of

@@ -742,7 +742,9 @@ func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (acq
 	v4 := r.cfg.Version >= 4 && fitted
 	if h, ok := beta.(horizonBeta); ok {
 		u = r.unexplained()
-		b = math.Max(b*math.Sqrt(1-u), horizonFloor*h.B)
+		if scalesByWideness(v4, rho) {
+			b = math.Max(b*math.Sqrt(1-u), horizonFloor*h.B)
+		}
 		if v4 {
 			b = math.Max(b, noisyBetaFloor(h.B, rho, u))
 		}
