@@ -1,6 +1,9 @@
 package study
 
-import "math"
+import (
+	"math"
+	"math/rand/v2"
+)
 
 // Version 4 of the configuration: the posterior's precision and the
 // exploration under noise (docs/optimizer.md, "Version 4").
@@ -95,4 +98,12 @@ func noisyBetaFloor(B, rho, u float64) float64 {
 // than a joint sample (Levy 10-d at 10%: 20.7 against the fixed set's 14).
 func thompsonAsk(rho, u float64, ask int) bool {
 	return u < coveredShare && rho > noiseShareHeavy && ask%2 == 0
+}
+
+// sampleValue is a joint posterior sample's value at a point, from its
+// linear part and Nystrom residual (gp.DTC.SampleAt, SampleCandidates):
+// the residual's part is drawn independently per point, as the DTC
+// posterior has it.
+func sampleValue(linear, residual float64, rng *rand.Rand) float64 {
+	return linear + math.Sqrt(residual)*rng.NormFloat64()
 }

@@ -525,7 +525,7 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 		lin, res := make([]float64, n), make([]float64, n)
 		r.dtc.SampleCandidates(lin, res, r.sample)
 		for i := 0; i < n; i++ {
-			cs = append(cs, cand{r.global.RawRowView(i), lin[i] + math.Sqrt(res[i])*rng.NormFloat64()})
+			cs = append(cs, cand{r.global.RawRowView(i), sampleValue(lin[i], res[i], rng)})
 		}
 	} else {
 		means, vars := r.globalPosterior()
@@ -783,7 +783,7 @@ func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (acq
 				if err != nil {
 					return math.NaN()
 				}
-				return lin + math.Sqrt(res)*rng.NormFloat64()
+				return sampleValue(lin, res, rng)
 			}, nil, nil
 		}
 	}
