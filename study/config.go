@@ -45,8 +45,13 @@ const (
 	// (version 2 studies keep their stored constant beta and replay as
 	// before); version 4 floors BKB's fitted noise at 1e-5 instead of
 	// Lambda and explores differently where the box is covered and the
-	// values noisy (noise.go). Each version's studies replay as written.
-	CurrentVersion = 4
+	// values noisy (noise.go); version 5 redraws BKB's dictionary only
+	// when the variance gained since the last draw is large (BBKB's
+	// resparsification rule, refine.go) and draws it at a refit from the
+	// previous dictionary's posterior, so that the policy's time per trial
+	// stops growing with the number of trials. Each version's studies
+	// replay as written.
+	CurrentVersion = 5
 	// DefaultFitEvery is the warm refit period of version 2 (see Fit).
 	DefaultFitEvery = 10
 	// DefaultArmCountV2 is the size of version 2's global space-filling

@@ -50,6 +50,7 @@ type engine struct {
 	byX  map[string]int
 
 	design     *rand.Rand
+	designSrc  *rand.PCG // design's source (snapshots save its state)
 	designSeen map[int]bool
 
 	policy      bandit.Policy
@@ -98,8 +99,9 @@ func newEngine(cfg *Config) (*engine, error) {
 		return nil, err
 	}
 	p := cfg.Space.Dim()
+	src := rand.NewPCG(cfg.Seed, 0x64_65_73_69_67_6e) // "design"
 	e := &engine{cfg: cfg, space: cfg.Space, p: p, e: cfg.Space.EncodedDim(), byX: map[string]int{},
-		design:     rand.New(rand.NewPCG(cfg.Seed, 0x64_65_73_69_67_6e)), // "design"
+		design: rand.New(src), designSrc: src,
 		designSeen: map[int]bool{}, lengthScale: cfg.Kernel.LengthScale, scale: 1,
 		pending: map[int]int{}, waiting: map[int]int{}}
 	n, _ := arms.Dims()

@@ -80,6 +80,14 @@ type Options struct {
 	// Budget, when positive, replaces the stored budget for this process:
 	// a user extends a finished study.
 	Budget int
+	// Notify, if set, receives one-line notes a user may want to see: a
+	// snapshot that could not be used (the study then replays its
+	// records) or saved. The study works the same without it.
+	Notify func(msg string)
+	// Progress, if set, is called while the engine replays records for
+	// more than a second, with the records done and the total, about
+	// every 100 ms (and once more at the end).
+	Progress func(done, total int)
 }
 
 // Trial is a point handed out for evaluation.
@@ -123,6 +131,11 @@ type Study struct {
 	trials  []*TrialResult   // by trial number; nil for numbers not seen
 	eng     *engine          // nil: rebuild from records before use
 	started map[int]time.Time
+	// digests[i] is the chained digest of records[:i+1] (snapshot.go).
+	digests [][32]byte
+	// snapPolicy is the engine's policy time at the newest snapshot this
+	// process saved or restored, saveCost the seconds its last save took.
+	snapPolicy, saveCost float64
 }
 
 // Create creates the study name on st with the configuration cfg
@@ -168,11 +181,14 @@ func Load(ctx context.Context, st storage.Storage, name string, opts ...Options)
 	if err != nil {
 		return nil, err
 	}
-	if s.eng, err = newEngine(&s.cfg); err != nil {
-		return nil, err
+	// The arm set is checked now; the engine is built at the first use
+	// that needs the policy (Ask), from the newest snapshot if there is a
+	// usable one, so that reading a study's trials costs no replay.
+	if _, err := s.cfg.BuildArms(); err != nil {
+		return nil, fmt.Errorf("study %s: %w", name, err)
 	}
 	for _, r := range recs {
-		if err := s.commit(r, true); err != nil {
+		if err := s.commit(r, false); err != nil {
 			return nil, fmt.Errorf("study %s: %w", name, err)
 		}
 	}
@@ -229,7 +245,12 @@ func (s *Study) commit(r storage.Record, engine bool) error {
 			return err
 		}
 	}
+	var prev [32]byte
+	if n := len(s.digests); n > 0 {
+		prev = s.digests[n-1]
+	}
 	s.records = append(s.records, r)
+	s.digests = append(s.digests, recordDigest(prev, r))
 	for len(s.trials) <= r.Trial {
 		s.trials = append(s.trials, nil)
 	}
@@ -255,19 +276,38 @@ func (s *Study) commit(r storage.Record, engine bool) error {
 	return nil
 }
 
-// ensureEngine rebuilds the engine from the records if it was dropped.
-func (s *Study) ensureEngine() error {
+// ensureEngine rebuilds the engine if it was dropped (or never built):
+// from the newest usable snapshot and the records after it, else from all
+// the records.
+func (s *Study) ensureEngine(ctx context.Context) error {
 	if s.eng != nil {
 		return nil
 	}
-	eng, err := newEngine(&s.cfg)
-	if err != nil {
-		return err
+	eng, from := s.restore(ctx)
+	if eng == nil {
+		var err error
+		if eng, err = newEngine(&s.cfg); err != nil {
+			return err
+		}
 	}
-	for _, r := range s.records {
+	start, shown := time.Now(), time.Time{}
+	total := len(s.records) - from
+	for i, r := range s.records[from:] {
+		if i%32 == 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("study %s: replay of its records stopped at %d of %d: %w", s.name, i, total, err)
+			}
+			if now := time.Now(); s.opts.Progress != nil && now.Sub(start) > time.Second && now.Sub(shown) > 100*time.Millisecond {
+				s.opts.Progress(i, total)
+				shown = now
+			}
+		}
 		if err := eng.apply(r); err != nil {
 			return err
 		}
+	}
+	if !shown.IsZero() {
+		s.opts.Progress(total, total)
 	}
 	s.eng = eng
 	return nil
@@ -283,7 +323,7 @@ func (s *Study) catchUp(v storage.View) error {
 			return err
 		}
 	}
-	return s.ensureEngine()
+	return nil
 }
 
 // nextTrial is the number of the next new trial.
@@ -337,6 +377,9 @@ func (s *Study) Ask(ctx context.Context) (*Trial, error) {
 		if err := s.catchUp(v); err != nil {
 			return nil, err
 		}
+		if err := s.ensureEngine(ctx); err != nil {
+			return nil, err
+		}
 		out, err := s.nextAsk(v.Stale)
 		if err != nil {
 			return nil, err
@@ -361,6 +404,7 @@ func (s *Study) Ask(ctx context.Context) (*Trial, error) {
 		}
 	}
 	s.started[pending.Trial] = time.Now()
+	s.saveSnapshot(ctx)
 	return &Trial{Number: pending.Trial, Params: s.cfg.Space.ParamsOf(pending.X), X: slices.Clone(pending.X), Arm: pending.Arm}, nil
 }
 
@@ -635,14 +679,20 @@ type Info struct {
 	// Ignored counts stored values beyond ±MaxAbsValue (written by an
 	// earlier version), treated as failed evaluations.
 	Ignored int
+	// AsOf, when positive, says that the model fields come from the
+	// study's newest snapshot, taken after its first AsOf records (a
+	// Study that has not built its engine reads them there rather than
+	// replay the records); 0 with Arms 0: no model information.
+	AsOf int
 }
 
 // Info returns the study's model information.
 func (s *Study) Info() Info {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ensureEngine() != nil {
-		return Info{}
+	if s.eng == nil {
+		// No replay for a summary: the newest snapshot's, else none.
+		return s.snapshotInfo()
 	}
 	e := s.eng
 	return Info{Arms: e.n, PolicySeconds: e.policySeconds, LengthScale: e.lengthScale, Fits: slices.Clone(e.fits),
@@ -654,7 +704,7 @@ func (s *Study) Info() Info {
 func (s *Study) Arms() *mat.Dense {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ensureEngine() != nil {
+	if s.ensureEngine(context.Background()) != nil {
 		return nil
 	}
 	return mat.NewDense(s.eng.n, s.eng.p, slices.Clone(s.eng.vals[:s.eng.n*s.eng.p]))
@@ -687,7 +737,7 @@ func (s *Study) TellOutcome(ctx context.Context, trial int, o Outcome) error {
 func (s *Study) BatchSize() (float64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ensureEngine() != nil {
+	if s.ensureEngine(context.Background()) != nil {
 		return 0, false
 	}
 	if b, ok := s.eng.policy.(interface{ BatchStats() bandit.BatchStats }); ok {

@@ -217,6 +217,15 @@ var migrations = []string{
 		last     timestamptz NOT NULL DEFAULT statement_timestamp(),
 		PRIMARY KEY (study_id, trial)
 	);`,
+	// 2: the newest engine snapshot of each study (storage.Snapshots).
+	`CREATE TABLE bkb_snapshots (
+		study_id bigint PRIMARY KEY REFERENCES bkb_studies (id) ON DELETE CASCADE,
+		records  integer NOT NULL,
+		digest   bytea NOT NULL,
+		meta     bytea NOT NULL,
+		data     bytea NOT NULL,
+		saved    timestamptz NOT NULL DEFAULT statement_timestamp()
+	);`,
 }
 
 // SchemaVersion is the schema version this package creates.
