@@ -92,7 +92,9 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	done := 0
 	err = s.Run(ctx, func(ctx context.Context, t *study.Trial) (float64, error) {
 		return obj.eval(ctx, t)
-	}, study.RunOptions{Workers: *workers, Fatal: fatalEvalError, HeartbeatEvery: w.grace / 6, OnTrial: func(t study.TrialResult) {
+	}, study.RunOptions{Workers: *workers, Fatal: fatalEvalError, HeartbeatEvery: w.grace / 6, WaitPending: true, OnLate: func(_ int, note string) {
+		fmt.Fprintln(stderr, oneLine("bkb: "+note))
+	}, OnTrial: func(t study.TrialResult) {
 		done++
 		if *progress != "lines" {
 			return
