@@ -40,8 +40,8 @@ type killFleet struct {
 // killFigures is what a killFleet run saw.
 type killFigures struct {
 	kills, started, evals, lostEvals, reasked, extras, tells, fails, late int
-	outage                                                                 bool
-	elapsed                                                                time.Duration
+	outage                                                                bool
+	elapsed                                                               time.Duration
 }
 
 func (f killFigures) String() string {
