@@ -227,6 +227,10 @@ func (s *Study) Header() storage.Header { return s.header }
 // commit adds a stored record to the study's state; with engine it is also
 // applied to the engine.
 func (s *Study) commit(r storage.Record, engine bool) error {
+	if (r.Kind == storage.KindTell || r.Kind == storage.KindFail) && (r.Trial >= len(s.trials) || s.trials[r.Trial] == nil) {
+		// The storage accepts such a record; a study never writes one.
+		return fmt.Errorf("trial %d: %s record of a trial that was never asked", r.Trial, r.Kind)
+	}
 	if engine && s.eng != nil {
 		if err := s.eng.apply(r); err != nil {
 			s.eng = nil

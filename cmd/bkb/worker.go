@@ -160,6 +160,11 @@ func runCopy(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return usagef("copy: %s: %v", src, trimPkg(err))
 	}
+	// A study is copied only if it replays: records that contradict each
+	// other are not spread to another storage.
+	if _, err := study.Load(ctx, sst, sname); err != nil {
+		return usagef("copy: %s: %v", src, trimPkg(err))
+	}
 	if dst.postgres() && dst.study == "" {
 		dst.study = h.Name
 		if dst.study == "" {
