@@ -198,6 +198,12 @@ func DecodeConfig(raw json.RawMessage) (*Config, error) {
 	if err := cfg.Normalize(); err != nil {
 		return nil, fmt.Errorf("the study's configuration is invalid: %v", trimStudy(err))
 	}
+	if cfg.Arms.Kind == "csv" && cfg.Arms.SHA256 == "" {
+		// bkb stores the hash of every arms file it reads: without it the
+		// file is checked against nothing, and any file named in a
+		// crafted journal would be read and its lines echoed in errors.
+		return nil, errors.New("the study's configuration names an arms file without its SHA-256: it was not written by bkb")
+	}
 	return &cfg, nil
 }
 

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/bkb-go/bkb/storage"
@@ -142,7 +141,7 @@ func runCopy(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
 	side := func(loc string) where {
-		if strings.HasPrefix(loc, "postgres://") || strings.HasPrefix(loc, "postgresql://") {
+		if isConnString(loc) {
 			return where{storage: loc, study: *name}
 		}
 		return where{study: loc}
