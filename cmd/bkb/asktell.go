@@ -187,7 +187,7 @@ func runTell(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if fs.Changed("value") {
 		v, err := parseDecimal(*value)
 		if err != nil {
-			return usagef("--value %q is not a decimal number (like 0.25, -3 or 1.5e-3)", *value)
+			return usagef("--value %q is not a number: want a decimal number like 0.25, -3 or 1.5e-3", *value)
 		}
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return usagef("--value %q is not finite: record a failed evaluation with --failed MESSAGE", *value)

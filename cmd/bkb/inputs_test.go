@@ -102,7 +102,7 @@ func TestAskTellInputs(t *testing.T) {
 	before, _ := os.ReadFile(s)
 	wantRun(t, runBKB(t, nil, "ask", "--study", s, "-k", "100000000"), 2, "--count must be between 1 and 10000")
 	for _, v := range []string{"0x1p3", "1_000", "1e", "--1"} {
-		wantRun(t, runBKB(t, nil, "tell", "--study", s, "--trial", "0", "--value", v), 2, "is not a decimal number")
+		wantRun(t, runBKB(t, nil, "tell", "--study", s, "--trial", "0", "--value", v), 2, "want a decimal number")
 	}
 	if after, _ := os.ReadFile(s); !bytes.Equal(before, after) {
 		t.Error("the journal changed")
