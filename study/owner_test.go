@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/bkb-go/bkb/storage"
@@ -193,4 +195,77 @@ func equalX(a, b []float64) bool {
 		}
 	}
 	return true
+}
+
+// lapsed is a storage on which, while on is set, every pending trial is
+// stale (its worker's heartbeats lapsed, as in a storage outage).
+type lapsed struct {
+	storage.Storage
+	on atomic.Bool
+}
+
+func (l *lapsed) Update(ctx context.Context, name string, from int, fn func(storage.View) ([]storage.Record, error)) ([]storage.Record, error) {
+	if !l.on.Load() {
+		return l.Storage.Update(ctx, name, from, fn)
+	}
+	recs, err := l.Storage.Records(ctx, name, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := storage.Summarize(recs)
+	if err != nil {
+		return nil, err
+	}
+	var stale []int
+	for _, p := range st.Pending {
+		stale = append(stale, p.Trial)
+	}
+	return l.Storage.Update(ctx, name, from, func(v storage.View) ([]storage.Record, error) {
+		v.Stale = stale
+		return fn(v)
+	})
+}
+
+// TestRunLateResult: a Run whose trial is failed as stale by another
+// worker while it evaluates it (its heartbeats lapsed) keeps its value as
+// an extra trial, reports it through OnLate, and goes on to the budget:
+// it is not stopped by "trial 0 has already failed".
+func TestRunLateResult(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := &lapsed{Storage: storage.NewMemory()}
+	cfg := braninConfig(t)
+	cfg.Budget = 6
+	a, err := Create(ctx, st, "s", cfg, Options{Worker: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes []string
+	first := true
+	err = a.Run(ctx, func(_ context.Context, tr *Trial) (float64, error) {
+		if first {
+			first = false
+			b, err := Load(ctx, st, "s", Options{Worker: "b", Stale: FailStale})
+			if err != nil {
+				return 0, err
+			}
+			st.on.Store(true)
+			_, err = b.Ask(ctx) // fails trial 0, asks trial 1 (never told)
+			st.on.Store(false)
+			if err != nil {
+				return 0, err
+			}
+		}
+		return float64(tr.Number), nil
+	}, RunOptions{OnLate: func(_ int, note string) { notes = append(notes, note) }})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	trials := a.Trials()
+	if len(trials) != 6 || trials[0].State != Failed || len(notes) != 1 || !strings.Contains(notes[0], "kept as trial 2") {
+		t.Fatalf("trials %+v, notes %q: want trial 0 failed, its value kept as trial 2", trials, notes)
+	}
+	if trials[2].State != Complete || trials[2].Value != 0 || !equalX(trials[2].X, trials[0].X) {
+		t.Errorf("extra trial %+v, want the late value 0 at trial 0's point", trials[2])
+	}
 }
