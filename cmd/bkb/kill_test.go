@@ -365,3 +365,68 @@ func TestKillWorkersPostgresOutage(t *testing.T) {
 		})
 	}
 }
+
+// TestKillResumeWorkers: optimize --workers 4 on a noisy objective, killed
+// with SIGKILL, then resumed with --workers 4: each trial the killed run
+// left pending is asked again once (not by every worker of the resumed
+// run), the resumed run exits 0, and the study has exactly its budget.
+func TestKillResumeWorkers(t *testing.T) {
+	t.Parallel()
+	const budget = 40
+	path := filepath.Join(t.TempDir(), "nw.jsonl")
+	env := append(os.Environ(), "BKB_TEST_PLUGIN=noisy", "BKB_TEST_SLEEP=40ms")
+	cmd := exec.Command(bkbBin, append(pluginArgs(t, path, budget), "--workers", "4")...)
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		b, _ := os.ReadFile(path)
+		if bytes.Count(b, []byte(`"kind":"tell"`)) >= 10 {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatalf("no evaluations after 60 s: %s", stderr.String())
+		}
+		<-time.After(5 * time.Millisecond) // polling the journal
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	killed := cmd.Process.Pid
+	r := runBKB(t, []string{"BKB_TEST_PLUGIN=noisy", "BKB_TEST_SLEEP=40ms"}, "optimize", "--study", path, "--resume", "--workers", "4", "--progress", "none")
+	if r.code != 0 {
+		t.Fatalf("resume: exit %d: %s", r.code, r.stderr)
+	}
+	recs := readJournal(t, path)
+	st, err := storage.Summarize(recs)
+	if err != nil || st.NextTrial != budget || st.Tells != budget || len(st.Pending) != 0 {
+		t.Fatalf("after the resume: %d trials, %d told, %d pending (%v); want %d told", st.NextTrial, st.Tells, len(st.Pending), err, budget)
+	}
+	asks := map[int][]string{}
+	for _, rec := range recs {
+		if rec.Kind == storage.KindAsk {
+			asks[rec.Trial] = append(asks[rec.Trial], rec.Worker)
+		}
+	}
+	reasked := 0
+	for trial, ws := range asks {
+		if len(ws) > 2 {
+			t.Errorf("trial %d asked %d times", trial, len(ws))
+		}
+		if len(ws) == 2 {
+			reasked++
+			if _, pid, _ := storage.ParseWorkerID(ws[0]); pid != killed {
+				t.Errorf("trial %d asked again, though its first worker %s was not the killed run", trial, ws[0])
+			}
+		}
+	}
+	if reasked == 0 {
+		t.Error("no trial was left pending by the killed run (the kill came too late)")
+	}
+	t.Logf("%d trials left pending by the kill, each asked again once", reasked)
+}
