@@ -279,7 +279,7 @@ func (r *runner) othersPending() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, t := range s.trials {
-		if t == nil || t.State != Pending || running[t.Number] {
+		if t == nil || t.State != Pending || running[t.Number] || s.owner[t.Number] == s.opts.Worker {
 			continue
 		}
 		if _, _, ok := storage.ParseWorkerID(s.owner[t.Number]); ok {
