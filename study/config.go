@@ -634,13 +634,27 @@ func pointKey(x []float64) string {
 	return string(b)
 }
 
+// MaxArmsFile bounds the size of an arms CSV file.
+const MaxArmsFile = 1 << 30
+
 // loadCSVArms reads a CSV of arms: one point per line, a value per
 // parameter in the space's order (a categorical by its label or index),
 // optional header line, '#' comments.
 func (c *Config) loadCSVArms() (*mat.Dense, error) {
-	b, err := os.ReadFile(c.Arms.File)
+	f, err := os.Open(c.Arms.File)
 	if err != nil {
 		return nil, fmt.Errorf("study: arms file: %w", err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("study: arms file %s is not a regular file", c.Arms.File)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxArmsFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("study: arms file: %w", err)
+	}
+	if len(b) > MaxArmsFile {
+		return nil, fmt.Errorf("study: arms file %s is larger than %d bytes", c.Arms.File, MaxArmsFile)
 	}
 	sum := sha256.Sum256(b)
 	hash := hex.EncodeToString(sum[:])

@@ -397,6 +397,9 @@ func (e *engine) apply(r storage.Record) error {
 	if err != nil {
 		return err
 	}
+	if r.Arm >= 0 && r.Arm != arm && r.Arm < e.n && pointKey(e.point(r.Arm)) == pointKey(r.X) {
+		arm = r.Arm // an arm set with a point twice (a CSV file's duplicate rows): the record's copy
+	}
 	if r.Arm >= 0 && r.Arm != arm {
 		return fmt.Errorf("trial %d: %s record for arm %d, but its point is arm %d of this study's arm set (was the arm set changed?)", r.Trial, r.Kind, r.Arm, arm)
 	}

@@ -136,6 +136,10 @@ type Study struct {
 	// snapPolicy is the engine's policy time at the newest snapshot this
 	// process saved or restored, saveCost the seconds its last save took.
 	snapPolicy, saveCost float64
+	// owner holds the Worker of each trial's latest ask: the trial's
+	// owner (a trial re-asked after its worker stopped belongs to the
+	// worker that asked it again).
+	owner map[int]string
 }
 
 // Create creates the study name on st with the configuration cfg
@@ -210,11 +214,17 @@ func DecodeConfig(raw json.RawMessage) (*Config, error) {
 	if err := cfg.Normalize(); err != nil {
 		return nil, fmt.Errorf("the study's configuration is invalid: %v", trimStudy(err))
 	}
+	if cfg.Arms.Kind == "csv" && cfg.Arms.SHA256 == "" {
+		// bkb stores the hash of every arms file it reads: without it the
+		// file is checked against nothing, and any file named in a
+		// crafted journal would be read and its lines echoed in errors.
+		return nil, errors.New("the study's configuration names an arms file without its SHA-256: it was not written by bkb")
+	}
 	return &cfg, nil
 }
 
 func newStudy(st storage.Storage, name string, cfg Config, opts []Options) *Study {
-	s := &Study{st: st, name: name, cfg: cfg, started: map[int]time.Time{}}
+	s := &Study{st: st, name: name, cfg: cfg, started: map[int]time.Time{}, owner: map[int]string{}}
 	if len(opts) > 0 {
 		s.opts = opts[0]
 	}
@@ -239,6 +249,10 @@ func (s *Study) Header() storage.Header { return s.header }
 // commit adds a stored record to the study's state; with engine it is also
 // applied to the engine.
 func (s *Study) commit(r storage.Record, engine bool) error {
+	if (r.Kind == storage.KindTell || r.Kind == storage.KindFail) && (r.Trial >= len(s.trials) || s.trials[r.Trial] == nil) {
+		// The storage accepts such a record; a study never writes one.
+		return fmt.Errorf("trial %d: %s record of a trial that was never asked", r.Trial, r.Kind)
+	}
 	if engine && s.eng != nil {
 		if err := s.eng.apply(r); err != nil {
 			s.eng = nil
@@ -265,6 +279,7 @@ func (s *Study) commit(r storage.Record, engine bool) error {
 		t.State = Waiting
 	case storage.KindAsk:
 		t.State, t.Arm = Pending, r.Arm
+		s.owner[r.Trial] = r.Worker
 	case storage.KindTell:
 		t.State, t.Value, t.Seconds = Complete, *r.Y, r.Seconds
 		if math.Abs(*r.Y) > MaxAbsValue {
@@ -367,13 +382,17 @@ func (s *Study) update(ctx context.Context, fn func() ([]storage.Record, error))
 func (s *Study) Ask(ctx context.Context) (*Trial, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var pending storage.Record
+	var (
+		pending storage.Record
+		done    error // the budget is used: the records hold only fails
+	)
 	calls := 0
 	recs, err := s.st.Update(ctx, s.name, len(s.records), func(v storage.View) ([]storage.Record, error) {
 		calls++
 		if calls > 1 {
 			s.eng = nil // the previous call's suggestion was not stored
 		}
+		done = nil
 		if err := s.catchUp(v); err != nil {
 			return nil, err
 		}
@@ -381,6 +400,12 @@ func (s *Study) Ask(ctx context.Context) (*Trial, error) {
 			return nil, err
 		}
 		out, err := s.nextAsk(v.Stale)
+		if errors.Is(err, ErrComplete) && len(out) > 0 {
+			// The fails of stale trials are stored all the same: at the
+			// end of the budget nobody else would ever write them.
+			done = err
+			return out, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -403,6 +428,9 @@ func (s *Study) Ask(ctx context.Context) (*Trial, error) {
 			return nil, err
 		}
 	}
+	if done != nil {
+		return nil, done
+	}
 	s.started[pending.Trial] = time.Now()
 	s.saveSnapshot(ctx)
 	return &Trial{Number: pending.Trial, Params: s.cfg.Space.ParamsOf(pending.X), X: slices.Clone(pending.X), Arm: pending.Arm}, nil
@@ -410,7 +438,11 @@ func (s *Study) Ask(ctx context.Context) (*Trial, error) {
 
 // nextAsk returns the records of one ask (preceded, with the FailStale
 // policy, by fail records of the stale trials), applying them to the
-// engine as it makes them. Its last record is the ask.
+// engine as it makes them. Its last record is the ask. When the budget is
+// used it returns the fail records it made with an error wrapping
+// ErrComplete. Stale trials this Study asked and still owns are left
+// alone: their heartbeats lapsed (a storage outage) while this process
+// evaluates them.
 func (s *Study) nextAsk(stale []int) ([]storage.Record, error) {
 	var out []storage.Record
 	emit := func(r storage.Record) error {
@@ -432,9 +464,15 @@ func (s *Study) nextAsk(stale []int) ([]storage.Record, error) {
 		}
 		return out, nil
 	}
+	failed := 0
 	for _, t := range stale {
 		tr := s.trials[t]
 		if tr == nil || tr.State != Pending {
+			continue
+		}
+		if _, mine := s.started[t]; mine && s.owner[t] == s.opts.Worker {
+			// This process is evaluating it: its heartbeat lapsed (a
+			// storage outage), its worker did not stop.
 			continue
 		}
 		if s.opts.Stale == Requeue {
@@ -444,6 +482,7 @@ func (s *Study) nextAsk(stale []int) ([]storage.Record, error) {
 			Error: "the worker evaluating this trial stopped (no heartbeat within the grace period)"}); err != nil {
 			return nil, err
 		}
+		failed++
 	}
 	for _, tr := range s.trials {
 		if tr != nil && tr.State == Waiting {
@@ -455,10 +494,10 @@ func (s *Study) nextAsk(stale []int) ([]storage.Record, error) {
 		}
 	}
 	if b := s.cfg.Budget; b > 0 && s.nextTrial() >= b {
-		if n := s.count()[Pending]; n > 0 {
-			return nil, fmt.Errorf("study %s: all %d trials of the budget have been asked; %d still pending (tell their results): %w", s.name, b, n, ErrComplete)
+		if n := s.count()[Pending] - failed; n > 0 {
+			return out, fmt.Errorf("study %s: all %d trials of the budget have been asked; %d still pending (tell their results): %w", s.name, b, n, ErrComplete)
 		}
-		return nil, fmt.Errorf("study %s: all %d trials of the budget are done: %w", s.name, b, ErrComplete)
+		return out, fmt.Errorf("study %s: all %d trials of the budget are done: %w", s.name, b, ErrComplete)
 	}
 	arm, err := s.eng.suggest()
 	if err != nil {
@@ -542,6 +581,80 @@ func (s *Study) finish(ctx context.Context, trial int, value *float64, reason st
 		delete(s.started, trial)
 	}
 	return err
+}
+
+// finishOwned stores the outcome of an evaluation of trial that this Study
+// asked (Run's workers), by the rule of one live owner per trial: while
+// this Study owns the trial (its ask is the trial's latest) the outcome is
+// the trial's. Once another worker has asked the trial again (its
+// heartbeats lapsed, so it was taken for stopped) or the trial was
+// completed or failed in its place, a value is kept as an extra
+// observation: a new trial at the same point (enqueue, ask and tell
+// records, as ImportCSV writes), counted against the budget; when the
+// budget has no room left, or the outcome is a failure, it is dropped.
+// note then says what became of it, for the user; late results are never
+// an error.
+func (s *Study) finishOwned(ctx context.Context, trial int, value *float64, reason string, seconds float64) (note string, err error) {
+	if value != nil {
+		v := *value
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return "", fmt.Errorf("study: trial %d: value %v is not finite (record a failed evaluation instead)", trial, v)
+		}
+		if math.Abs(v) > MaxAbsValue {
+			return "", fmt.Errorf("study: trial %d: value %v is beyond ±%g: %w", trial, v, MaxAbsValue, ErrValueRange)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, err = s.update(ctx, func() ([]storage.Record, error) {
+		note = ""
+		if trial < 0 || trial >= len(s.trials) || s.trials[trial] == nil {
+			return nil, fmt.Errorf("study %s has no trial %d (%d trials so far): %w", s.name, trial, len(s.trials), ErrNoTrial)
+		}
+		t := s.trials[trial]
+		if t.State == Pending && s.owner[trial] == s.opts.Worker {
+			r := storage.Record{Kind: storage.KindTell, Trial: trial, Arm: t.Arm, X: t.X, Y: value, Seconds: seconds}
+			if value == nil {
+				r.Kind, r.Error = storage.KindFail, reason
+			}
+			return []storage.Record{r}, nil
+		}
+		if t.State == Complete && value != nil && *value == t.Value && s.owner[trial] == s.opts.Worker {
+			return nil, nil // our own tell, stored by an attempt whose reply was lost
+		}
+		why := "another worker asked it again after its heartbeats lapsed"
+		switch t.State {
+		case Complete:
+			why = fmt.Sprintf("it was completed by another worker (value %v) after its heartbeats lapsed", t.Value)
+		case Failed:
+			why = fmt.Sprintf("it was recorded failed (%s)", t.Error)
+		}
+		if value == nil {
+			note = fmt.Sprintf("trial %d: this worker's failed evaluation (%s) is dropped: %s", trial, reason, why)
+			return nil, nil
+		}
+		if b := s.cfg.Budget; b > 0 && s.nextTrial() >= b {
+			note = fmt.Sprintf("trial %d: this worker's value %v is dropped: %s, and the budget of %d trials has no room for it as an extra observation", trial, *value, why, b)
+			return nil, nil
+		}
+		raw, err := json.Marshal(s.cfg.Space.ParamsOf(t.X))
+		if err != nil {
+			return nil, err
+		}
+		n := s.nextTrial()
+		base := storage.Record{Trial: n, Arm: -1, X: slices.Clone(t.X)}
+		enq, ask, tell := base, base, base
+		enq.Kind, enq.Params = storage.KindEnqueue, raw
+		ask.Kind, ask.Params, ask.Worker = storage.KindAsk, raw, s.opts.Worker
+		tell.Kind, tell.Y, tell.Seconds = storage.KindTell, value, seconds
+		note = fmt.Sprintf("trial %d: %s; this worker's value %v is kept as trial %d, an extra observation at the same point", trial, why, *value, n)
+		return []storage.Record{enq, ask, tell}, nil
+	})
+	if err != nil {
+		return "", err
+	}
+	delete(s.started, trial)
+	return note, nil
 }
 
 // Enqueue adds a trial at the given point, handed out by Ask before any
