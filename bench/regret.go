@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bkb-go/bkb/internal/cputime"
 	"github.com/bkb-go/bkb/objectives"
 	"github.com/bkb-go/bkb/storage"
 	"github.com/bkb-go/bkb/study"
@@ -147,7 +148,15 @@ type RegretRun struct {
 	// PolicyMSEnd is the policy time per trial over the last tenth of the
 	// run (the cost at t near T, where it is largest).
 	PolicyMSEnd float64
-	Wall        time.Duration
+	// CPUMS and CPUMSEnd are the same on the process's CPU clock (Ask and
+	// Tell, the objective's evaluations included: microseconds for the
+	// test functions), which other processes on a loaded machine do not
+	// inflate; meaningful one run at a time (--jobs 1), 0 where the system
+	// cannot tell.
+	CPUMS, CPUMSEnd float64
+	// Dictionary is the model's dictionary size at the end (BKB: |S|).
+	Dictionary int
+	Wall       time.Duration
 }
 
 // noiseStream ("noise") seeds the observation noise of the benchmarks.
@@ -175,9 +184,12 @@ func RunRegret(ctx context.Context, p RegretProblem, v RegretVariant, seed uint6
 	best, cum := math.Inf(1), 0.0
 	endFrom := T - max(T/10, 1)
 	var atEnd float64
+	cpu0, cpuOK := cputime.Process()
+	var cpuEnd time.Duration
 	for t := 1; t <= T; t++ {
 		if t == endFrom+1 {
 			atEnd = s.Costs().Policy
+			cpuEnd, _ = cputime.Process()
 		}
 		tr, err := s.Ask(ctx)
 		if err != nil {
@@ -200,6 +212,11 @@ func RunRegret(ctx context.Context, p RegretProblem, v RegretVariant, seed uint6
 	c := s.Costs()
 	run.PolicyMS, run.FitMS, run.CandMS = 1e3*c.Policy/float64(T), 1e3*c.Fit/float64(T), 1e3*c.Candidates/float64(T)
 	run.PolicyMSEnd = 1e3 * (c.Policy - atEnd) / float64(T-endFrom)
+	if cpu1, _ := cputime.Process(); cpuOK {
+		run.CPUMS = float64((cpu1 - cpu0).Microseconds()) / 1e3 / float64(T)
+		run.CPUMSEnd = float64((cpu1 - cpuEnd).Microseconds()) / 1e3 / float64(T-endFrom)
+	}
+	run.Dictionary = s.Info().Stats.DictionarySize
 	run.Wall = time.Since(start)
 	return run, nil
 }

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Snapshot is a saved state of a study's engine, opaque to the storage:
@@ -142,9 +143,10 @@ func writeFileAtomic(path string, b []byte) error {
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
+	removeDeadTemps(path)
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-"+hex.EncodeToString(nonce[:]))
+	tmp := fmt.Sprintf("%s%d-%s", tempPrefix(path), os.Getpid(), hex.EncodeToString(nonce[:]))
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
 		return err
@@ -189,4 +191,26 @@ func (s *JournalStore) LoadSnapshot(_ context.Context, _ string, withData bool) 
 	}
 	defer f.Close()
 	return readSnapshotFile(f, withData)
+}
+
+// tempPrefix is the start of the names of the temporary files that
+// writeFileAtomic writes for path: ".NAME.tmp-PID-NONCE" beside it.
+func tempPrefix(path string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
+}
+
+// removeDeadTemps removes the temporary files left beside path by writers
+// that were killed (their process is gone).
+func removeDeadTemps(path string) {
+	prefix := tempPrefix(path)
+	matches, _ := filepath.Glob(prefix + "*")
+	for _, m := range matches {
+		var pid int
+		var nonce string
+		if n, _ := fmt.Sscanf(strings.TrimPrefix(m, prefix), "%d-%s", &pid, &nonce); n == 2 && pid > 0 && processGone(pid) {
+			if fi, err := os.Lstat(m); err == nil && fi.Mode().IsRegular() {
+				os.Remove(m)
+			}
+		}
+	}
 }

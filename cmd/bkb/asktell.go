@@ -126,7 +126,7 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// that outlives this one: they name no worker, so they are never
 	// taken for the trials of a stopped worker. Trials a killed optimize
 	// run left pending are handed out again.
-	s, _, closeStore, err := loadStudy(ctx, w, study.Options{Worker: "external", Stale: study.Requeue})
+	s, _, closeStore, err := loadStudy(ctx, w, withNotes(study.Options{Worker: "external", Stale: study.Requeue}, stderr))
 	if err != nil {
 		return err
 	}

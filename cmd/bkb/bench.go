@@ -20,6 +20,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/bkb-go/bkb/bench"
+	"github.com/bkb-go/bkb/internal/cputime"
 	"github.com/bkb-go/bkb/objectives"
 	"github.com/bkb-go/bkb/storage"
 	"github.com/bkb-go/bkb/study"
@@ -80,6 +81,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	regretProblems := fs.StringSlice("regret-problems", []string{"branin:60", "hartmann3:200", "hartmann6:200/500"}, "--regret: problems as name[:dim]:T[/T...] (checkpoints)")
 	regretOpt := fs.StringSlice("regret-optimizers", []string{"bkb", "bkb-fixed", "gp-ucb-fixed", "random"}, "--regret: optimizers (bench.RegretVariants, with /beta=, /kernel=, /init=, /n=, /lambda= modifiers)")
 	regretNoise := fs.Float64Slice("regret-noise", []float64{0}, "--regret: noise standard deviations as fractions of the function's range over its box")
+	long := fs.Bool("long", false, "run the long-study benchmark instead: the policy's CPU time per trial over the last tenth of runs of growing budgets, with simple regret and dictionary size (docs/scaling.md); use --jobs 1 or GOMAXPROCS=1 for the figures of the docs")
+	longProblems := fs.StringSlice("long-problems", []string{"hartmann6", "ackley:10"}, "--long: problems as name[:dim]")
+	longBudgets := fs.IntSlice("long-budgets", []int{500, 2000, 5000, 10000}, "--long: budgets T, one run per problem, budget and seed")
+	longOpt := fs.String("long-optimizer", "bkb", "--long: the optimizer (as in --regret-optimizers)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -88,12 +93,25 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
+	if *long {
+		j := *jobs
+		if !fs.Changed("jobs") {
+			j = 1
+		}
+		var specs []string
+		for _, p := range *longProblems {
+			for _, t := range *longBudgets {
+				specs = append(specs, fmt.Sprintf("%s:%d", p, t))
+			}
+		}
+		return runRegret(ctx, specs, []string{*longOpt}, []float64{0}, *seeds, j, *mdPath, true, stdout, stderr)
+	}
 	if *regret {
 		j := *jobs
 		if !fs.Changed("jobs") {
 			j = 1 // policy times are only comparable one run at a time
 		}
-		return runRegret(ctx, *regretProblems, *regretOpt, *regretNoise, *seeds, j, *mdPath, stdout, stderr)
+		return runRegret(ctx, *regretProblems, *regretOpt, *regretNoise, *seeds, j, *mdPath, false, stdout, stderr)
 	}
 	if *scale {
 		ls := *ls
@@ -486,7 +504,7 @@ func runScale(ctx context.Context, cfg bench.ScaleConfig, mdPath, progressMode s
 // runRegret runs the regret benchmark (bench.RunRegret): every problem,
 // noise level, optimizer and seed, jobs at a time, and prints a Markdown
 // table of medians over seeds.
-func runRegret(ctx context.Context, problems, optimizers []string, noise []float64, seeds, jobs int, mdPath string, stdout, stderr io.Writer) error {
+func runRegret(ctx context.Context, problems, optimizers []string, noise []float64, seeds, jobs int, mdPath string, long bool, stdout, stderr io.Writer) error {
 	type job struct {
 		p    bench.RegretProblem
 		v    bench.RegretVariant
@@ -566,12 +584,17 @@ func runRegret(ctx context.Context, problems, optimizers []string, noise []float
 		}
 		runs = append(runs, j.out)
 	}
-	if err := bench.WriteRegretMarkdown(stdout, runs); err != nil {
+	write := bench.WriteRegretMarkdown
+	if long {
+		rss := cputime.PeakRSS()
+		write = func(w io.Writer, runs []bench.RegretRun) error { return bench.WriteLongMarkdown(w, runs, rss) }
+	}
+	if err := write(stdout, runs); err != nil {
 		return err
 	}
 	if mdPath != "" {
 		var f bytes.Buffer
-		if err := bench.WriteRegretMarkdown(&f, runs); err != nil {
+		if err := write(&f, runs); err != nil {
 			return err
 		}
 		return writeFileAtomic(mdPath, f.Bytes())

@@ -75,7 +75,7 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			opts.Budget = cf.budget
 		}
 		var err error
-		if s, sp, closeStore, err = loadStudy(ctx, w, opts); err != nil {
+		if s, sp, closeStore, err = loadStudy(ctx, w, withNotes(opts, stderr)); err != nil {
 			return err
 		}
 		if len(ignored) > 0 {

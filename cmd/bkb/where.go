@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -127,4 +129,14 @@ func createStudy(ctx context.Context, w where, sp *spec) (*study.Study, func() e
 		return nil, nil, usageError{trimPkg(err)}
 	}
 	return s, st.Close, nil
+}
+
+// withNotes sets the study's notes (a snapshot not used or not saved) and
+// its replay progress to print on stderr as "bkb: ..." lines.
+func withNotes(opts study.Options, stderr io.Writer) study.Options {
+	opts.Notify = func(msg string) { fmt.Fprintf(stderr, "bkb: %s\n", msg) }
+	opts.Progress = func(done, total int) {
+		fmt.Fprintf(stderr, "bkb: replaying the study's records: %d of %d\n", done, total)
+	}
+	return opts
 }

@@ -54,7 +54,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if w.grace <= 0 {
 		return usagef("--grace must be positive, got %v", w.grace)
 	}
-	s, sp, closeStore, err := loadStudy(ctx, w, opts)
+	s, sp, closeStore, err := loadStudy(ctx, w, withNotes(opts, stderr))
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bkb-go/bkb/storage"
+)
+
+// trialPoints returns, per trial number, the point of the trial's ask in
+// the journal at path, and checks that every trial is completed exactly
+// once and asked again only at its own point.
+func trialPoints(t *testing.T, path string, budget int) [][]float64 {
+	t.Helper()
+	pts := make([][]float64, budget)
+	done := make([]int, budget)
+	for _, r := range readJournal(t, path) {
+		if r.Trial < 0 || r.Trial >= budget {
+			t.Fatalf("trial %d outside the budget %d", r.Trial, budget)
+		}
+		switch r.Kind {
+		case storage.KindAsk:
+			if pts[r.Trial] != nil && !samePoint(pts[r.Trial], r.X) {
+				t.Fatalf("trial %d asked at two points", r.Trial)
+			}
+			pts[r.Trial] = r.X
+		case storage.KindTell, storage.KindFail:
+			done[r.Trial]++
+		}
+	}
+	for i, n := range done {
+		if n != 1 {
+			t.Fatalf("trial %d completed %d times", i, n)
+		}
+	}
+	return pts
+}
+
+func samePoint(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestKillDuringSnapshot kills `bkb optimize` with SIGKILL while it writes
+// its engine snapshot (a temporary file beside the journal exists), again
+// and again, resuming each time: every resume starts from a snapshot that
+// is whole (or replays), and the finished study asks exactly the points of
+// an uninterrupted run.
+func TestKillDuringSnapshot(t *testing.T) {
+	budget, kills := 90, 6
+	if testing.Short() {
+		budget, kills = 70, 3
+	}
+	dir := t.TempDir()
+	args := func(path string, resume bool) []string {
+		if resume {
+			return []string{"optimize", "--study", path, "--resume", "--json", "--progress", "none"}
+		}
+		return []string{"optimize", "-f", "hartmann3", "-T", strconv.Itoa(budget), "--study", path, "--json", "--progress", "none"}
+	}
+	ref := filepath.Join(dir, "ref.jsonl")
+	if r := runBKB(t, nil, args(ref, false)...); r.code != 0 {
+		t.Fatalf("reference run: exit %d\n%s", r.code, r.stderr)
+	}
+	want := trialPoints(t, ref, budget)
+
+	path := filepath.Join(dir, "killed.jsonl")
+	tmpGlob := filepath.Join(dir, ".killed.jsonl.snapshot.tmp-*")
+	killed := 0
+	for run := 0; killed < kills && run < 4*kills; run++ {
+		cmd := exec.Command(bkbBin, args(path, run > 0)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); close(exited) }()
+		deadline := time.Now().Add(60 * time.Second)
+		hit := false
+	poll:
+		for time.Now().Before(deadline) {
+			select {
+			case <-exited:
+				break poll
+			default:
+			}
+			if m, _ := filepath.Glob(tmpGlob); len(m) > 0 {
+				cmd.Process.Signal(syscall.SIGKILL)
+				hit = true
+				break
+			}
+			time.Sleep(200 * time.Microsecond)
+		}
+		<-exited
+		if hit {
+			killed++
+		}
+		if strings.Contains(stderr.String(), "panic") {
+			t.Fatalf("run %d panicked:\n%s", run, stderr.String())
+		}
+		if !hit && cmd.ProcessState.ExitCode() == 0 {
+			break // finished before a snapshot write could be hit
+		}
+	}
+	// Leftover temporary files of killed writes are removed by the next
+	// save; finish the study.
+	r := runBKB(t, nil, args(path, true)...)
+	if r.code != 0 {
+		t.Fatalf("final resume: exit %d\n%s", r.code, r.stderr)
+	}
+	if strings.Contains(r.stderr, "snapshot not used") {
+		t.Errorf("a snapshot was not used after %d kills during writes:\n%s", killed, r.stderr)
+	}
+	got := trialPoints(t, path, budget)
+	for i := range want {
+		if !samePoint(got[i], want[i]) {
+			t.Fatalf("trial %d: %v after %d kills during snapshot writes, %v uninterrupted", i, got[i], killed, want[i])
+		}
+	}
+	if killed == 0 {
+		t.Fatalf("no kill landed during a snapshot write")
+	}
+	if _, err := os.Stat(storage.SnapshotPath(path)); err != nil {
+		t.Errorf("no snapshot beside the journal: %v", err)
+	}
+	t.Logf("%d kills during snapshot writes", killed)
+}
