@@ -486,7 +486,7 @@ func (s *Study) saveSnapshot(ctx context.Context) {
 // snapshotInfo returns Info from the newest snapshot's readable part, if
 // it matches the records, without decoding or replaying anything.
 func (s *Study) snapshotInfo() Info {
-	var none Info
+	none := Info{Ignored: s.ignored}
 	if arms, err := s.cfg.BuildArms(); err == nil {
 		none.Arms, _ = arms.Dims()
 	}
@@ -502,6 +502,6 @@ func (s *Study) snapshotInfo() Info {
 	if json.Unmarshal(snap.Meta, &m) != nil || m.Layout != snapshotLayout {
 		return none
 	}
-	return Info{Arms: m.Arms, LengthScale: m.LengthScale, Fits: m.Fits, Stats: m.Stats, Diverged: m.Diverged, Ignored: m.Ignored,
+	return Info{Arms: m.Arms, LengthScale: m.LengthScale, Fits: m.Fits, Stats: m.Stats, Diverged: m.Diverged, Ignored: s.ignored,
 		AsOf: m.Records}
 }

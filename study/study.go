@@ -140,6 +140,8 @@ type Study struct {
 	// owner (a trial re-asked after its worker stopped belongs to the
 	// worker that asked it again).
 	owner map[int]string
+	// ignored counts stored values beyond ±MaxAbsValue (Info.Ignored).
+	ignored int
 }
 
 // Create creates the study name on st with the configuration cfg
@@ -192,6 +194,10 @@ func Load(ctx context.Context, st storage.Storage, name string, opts ...Options)
 		return nil, fmt.Errorf("study %s: %w", name, err)
 	}
 	for _, r := range recs {
+		// What the engine would refuse first is checked without it.
+		if err := s.cfg.Space.Check(r.X); err != nil {
+			return nil, fmt.Errorf("study %s: trial %d: %s record: %v (the study's records do not fit its search space)", name, r.Trial, r.Kind, trimStudy(err))
+		}
 		if err := s.commit(r, false); err != nil {
 			return nil, fmt.Errorf("study %s: %w", name, err)
 		}
@@ -283,6 +289,7 @@ func (s *Study) commit(r storage.Record, engine bool) error {
 	case storage.KindTell:
 		t.State, t.Value, t.Seconds = Complete, *r.Y, r.Seconds
 		if math.Abs(*r.Y) > MaxAbsValue {
+			s.ignored++
 			t.State, t.Error = Failed, fmt.Sprintf("value %v outside ±%g (stored by an earlier version)", *r.Y, MaxAbsValue)
 		}
 	case storage.KindFail:
