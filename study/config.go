@@ -91,12 +91,23 @@ const (
 	FitARD = "ard"
 )
 
-// Policies, arm sets and kernels a Config may name.
+// Policies, arm sets and kernels a Config may name (unexported so that no
+// caller can change what Normalize accepts; the functions below return
+// copies).
 var (
-	PolicyNames = []string{"bkb", "gp-ucb", "thompson", "ei", "random", "bkb-thompson", "bbkb", "ada-bkb"}
-	ArmKinds    = []string{"sobol", "lhs", "random", "grid", "csv"}
-	KernelNames = []string{"rbf", "matern12", "matern32", "matern52"}
+	policyNames = []string{"bkb", "gp-ucb", "thompson", "ei", "random", "bkb-thompson", "bbkb", "ada-bkb"}
+	armKinds    = []string{"sobol", "lhs", "random", "grid", "csv"}
+	kernelNames = []string{"rbf", "matern12", "matern32", "matern52"}
 )
+
+// PolicyNames returns the policies a Config may name, in a new slice.
+func PolicyNames() []string { return slices.Clone(policyNames) }
+
+// ArmKinds returns the arm sets a Config may name, in a new slice.
+func ArmKinds() []string { return slices.Clone(armKinds) }
+
+// KernelNames returns the kernels a Config may name, in a new slice.
+func KernelNames() []string { return slices.Clone(kernelNames) }
 
 // Direction says whether a study minimizes or maximizes its objective.
 type Direction string
@@ -118,7 +129,7 @@ type Config struct {
 	Version   int       `json:"version"`
 	Space     Space     `json:"space"`
 	Direction Direction `json:"direction"`
-	// Policy is one of PolicyNames.
+	// Policy is one of PolicyNames().
 	Policy string `json:"policy"`
 	// Arms is how the candidate set is built from the space.
 	Arms Arms `json:"arms"`
@@ -172,7 +183,7 @@ type Config struct {
 
 // Arms says how the finite candidate set is built from the space.
 type Arms struct {
-	Kind   string `json:"kind"`              // one of ArmKinds
+	Kind   string `json:"kind"`              // one of ArmKinds()
 	N      int    `json:"n,omitempty"`       // sobol, lhs, random: number of points
 	PerDim int    `json:"per_dim,omitempty"` // grid: points per parameter
 	File   string `json:"file,omitempty"`    // csv: absolute path
@@ -182,7 +193,7 @@ type Arms struct {
 
 // Kernel is the GP prior's covariance on the encoded unit box.
 type Kernel struct {
-	Name        string  `json:"name"` // one of KernelNames
+	Name        string  `json:"name"` // one of KernelNames()
 	LengthScale float64 `json:"length_scale"`
 }
 
@@ -233,8 +244,8 @@ func (c *Config) Normalize() error {
 		c.Policy = DefaultPolicy
 	}
 	c.Policy = strings.ToLower(c.Policy)
-	if !slices.Contains(PolicyNames, c.Policy) {
-		return fmt.Errorf("study: unknown policy %q; valid: %s", c.Policy, strings.Join(PolicyNames, ", "))
+	if !slices.Contains(policyNames, c.Policy) {
+		return fmt.Errorf("study: unknown policy %q; valid: %s", c.Policy, strings.Join(policyNames, ", "))
 	}
 	if c.Arms.Kind == "" {
 		c.Arms.Kind = DefaultArms
@@ -274,7 +285,7 @@ func (c *Config) Normalize() error {
 			return errors.New("study: csv arms need a file")
 		}
 	default:
-		return fmt.Errorf("study: unknown arm set %q; valid: %s", c.Arms.Kind, strings.Join(ArmKinds, ", "))
+		return fmt.Errorf("study: unknown arm set %q; valid: %s", c.Arms.Kind, strings.Join(armKinds, ", "))
 	}
 	if c.Arms.Seed == 0 {
 		c.Arms.Seed = c.Seed
@@ -445,7 +456,7 @@ func (k Kernel) build(l float64) (kernel.Kernel, error) {
 	case "matern52", "matern":
 		return kernel.Matern{Nu: 2.5, LengthScale: l}, nil
 	}
-	return nil, fmt.Errorf("study: unknown kernel %q; valid: %s", k.Name, strings.Join(KernelNames, ", "))
+	return nil, fmt.Errorf("study: unknown kernel %q; valid: %s", k.Name, strings.Join(kernelNames, ", "))
 }
 
 // betaSchedule parses Beta; gpScale reports whether BKB should use the

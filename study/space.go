@@ -397,7 +397,7 @@ func (s Space) Check(x []float64) error {
 type Params map[string]any
 
 // Float returns the float parameter name (an int is converted); 0 if
-// there is none.
+// there is none (GetFloat reports a missing or misspelt name instead).
 func (p Params) Float(name string) float64 {
 	switch v := p[name].(type) {
 	case float64:
@@ -408,7 +408,8 @@ func (p Params) Float(name string) float64 {
 	return 0
 }
 
-// Int returns the integer parameter name; 0 if there is none.
+// Int returns the integer parameter name; 0 if there is none (GetInt
+// reports a missing or misspelt name instead).
 func (p Params) Int(name string) int {
 	switch v := p[name].(type) {
 	case int:

@@ -53,13 +53,13 @@ type benchCell struct {
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("bench", "bench [flags]", stdout)
-	policies := fs.StringSlice("policies", []string{"bkb", "gp-ucb", "thompson", "ei", "random"}, "policies to compare: "+strings.Join(study.PolicyNames, ", "))
+	policies := fs.StringSlice("policies", []string{"bkb", "gp-ucb", "thompson", "ei", "random"}, "policies to compare: "+strings.Join(study.PolicyNames(), ", "))
 	objs := fs.StringSlice("objectives", []string{"branin", "hartmann3", "hartmann6"}, "built-in functions (see 'bkb objectives')")
 	seeds := fs.Int("seeds", 5, "seeds per (objective, policy): 1..N; the seed draws the arms and the policy's randomness")
 	nArms := fs.Int("arms", 1000, "uniform random arms over the function's domain")
 	budget := fs.IntP("budget", "T", 300, "steps per run")
 	noise := fs.Float64("noise", 0, "standard deviation of Gaussian observation noise")
-	kern := fs.String("kernel", "rbf", "kernel: "+strings.Join(study.KernelNames, ", "))
+	kern := fs.String("kernel", "rbf", "kernel: "+strings.Join(study.KernelNames(), ", "))
 	ls := fs.Float64("length-scale", 0.2, "kernel length scale on the unit box")
 	lambda := fs.Float64("lambda", 0.001, "GP noise variance on the standardized scale")
 	beta := fs.String("beta", "2", "UCB exploration (see bkb optimize --help)")
@@ -127,8 +127,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	for i, p := range *policies {
 		(*policies)[i] = strings.ToLower(strings.TrimSpace(p))
-		if !contains(study.PolicyNames, (*policies)[i]) {
-			return usagef("unknown policy %q; valid: %s", p, strings.Join(study.PolicyNames, ", "))
+		if !contains(study.PolicyNames(), (*policies)[i]) {
+			return usagef("unknown policy %q; valid: %s", p, strings.Join(study.PolicyNames(), ", "))
 		}
 	}
 	// Validate everything before starting: one config per objective and

@@ -135,13 +135,13 @@ func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
 	fs.StringVar(&c.lower, "lower", "", "comma-separated lower bounds, one per dimension (default: the built-in function's domain)")
 	fs.StringVar(&c.upper, "upper", "", "comma-separated upper bounds, one per dimension")
 	fs.StringSliceVar(&c.names, "names", nil, "parameter names (default x1,x2,...)")
-	fs.StringVar(&c.arms, "arms", study.DefaultArms, "arm set: "+strings.Join(study.ArmKinds, ", "))
+	fs.StringVar(&c.arms, "arms", study.DefaultArms, "arm set: "+strings.Join(study.ArmKinds(), ", "))
 	fs.IntVarP(&c.n, "n", "n", study.DefaultArmCount, "number of arms for sobol, lhs and random (grid: at most this many)")
 	fs.IntVar(&c.perDim, "per-dim", 0, "grid points per dimension (default: the most that keeps the grid within -n)")
 	fs.StringVar(&c.armsFile, "arms-file", "", "CSV of arms, one per line (implies --arms csv)")
 	fs.Uint64Var(&c.armsSeed, "arms-seed", 0, "seed of the arm set (default: --seed)")
-	fs.StringVarP(&c.policy, "policy", "p", study.DefaultPolicy, "policy: "+strings.Join(study.PolicyNames, ", "))
-	fs.StringVar(&c.kernel, "kernel", study.DefaultKernel, "kernel: "+strings.Join(study.KernelNames, ", "))
+	fs.StringVarP(&c.policy, "policy", "p", study.DefaultPolicy, "policy: "+strings.Join(study.PolicyNames(), ", "))
+	fs.StringVar(&c.kernel, "kernel", study.DefaultKernel, "kernel: "+strings.Join(study.KernelNames(), ", "))
 	fs.Float64Var(&c.lengthScale, "length-scale", study.DefaultLengthScale, "kernel length scale, in units of the box scaled to [0,1]^d")
 	fs.IntVar(&c.fitEvery, "fit-length-scale", 0, "refit the length scale by maximizing the log marginal likelihood every k observations (0: never)")
 	fs.StringVar(&c.candidates, "candidates", "", "fixed (the arm set only) or grow (trust regions and polish around the best points); default grow, fixed for --arms csv and grid (docs/optimizer.md)")
@@ -275,7 +275,7 @@ func (c *configFlags) build(fs *pflag.FlagSet, extra []string, external bool) (*
 			return nil, usagef("--arms csv needs --arms-file FILE")
 		}
 	default:
-		return nil, usagef("unknown arm set %q; valid: %s", c.arms, strings.Join(study.ArmKinds, ", "))
+		return nil, usagef("unknown arm set %q; valid: %s", c.arms, strings.Join(study.ArmKinds(), ", "))
 	}
 
 	// Space.
