@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -71,7 +72,8 @@ func LoadCSV(path string) (*Dataset, error) {
 }
 
 // ReadCSV parses the CSV format of LoadCSV from r. Blank lines are skipped;
-// a trailing comma on a line is ignored; a first line in which no field
+// a trailing comma on a line is ignored; a line with quotes is parsed by
+// encoding/csv (a quoted number is its number); a first line in which no field
 // parses as a number is taken as a header (Dataset.Header).
 func ReadCSV(r io.Reader, name string) (*Dataset, error) {
 	sc := bufio.NewScanner(r)
@@ -88,7 +90,20 @@ func ReadCSV(r io.Reader, name string) (*Dataset, error) {
 		}
 		b = bytes.TrimSuffix(b, []byte(","))
 		fields = fields[:0]
-		for len(b) > 0 {
+		quoted := bytes.IndexByte(b, '"') >= 0
+		if quoted {
+			// Quoted fields (pandas' QUOTE_ALL, a spreadsheet): encoding/csv.
+			cr := csv.NewReader(bytes.NewReader(b))
+			cr.TrimLeadingSpace = true
+			rec, err := cr.Read()
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %w", line, err)
+			}
+			for _, f := range rec {
+				fields = append(fields, []byte(f))
+			}
+		}
+		for len(b) > 0 && !quoted {
 			i := bytes.IndexByte(b, ',')
 			if i < 0 {
 				fields = append(fields, b)
