@@ -49,8 +49,9 @@ const (
 	CurrentVersion = 4
 	// DefaultFitEvery is the warm refit period of version 2 (see Fit).
 	DefaultFitEvery = 10
-	// DefaultArmCountV2 is the size of version 2's global space-filling
-	// set when the candidates grow (the refinement does the rest).
+	// DefaultArmCountV2 is the default number of sobol, lhs and random
+	// arms from version 2 on: the global space-filling set, which growing
+	// candidates refine (a grid keeps DefaultArmCount).
 	DefaultArmCountV2 = 512
 )
 
@@ -150,7 +151,8 @@ type Config struct {
 	// and the policy: the same seed gives the same study.
 	Seed uint64 `json:"seed"`
 	// Init is the size of the initial design: distinct random arms asked
-	// before the policy starts (0: max(5, d+1)).
+	// before the policy starts (0: max(5, 2d) for d parameters; version 1:
+	// max(5, d+1)).
 	Init int `json:"init"`
 	// RawValues tells the GP raw values instead of values standardized by
 	// the initial design.
@@ -720,6 +722,7 @@ func readCSV(r io.Reader, space Space, name string, withValue bool) ([]csvRow, e
 		order[i] = i
 	}
 	valueCol := p
+	statusCol := -1 // a "status" column (bkb export): rows not complete are skipped
 	for first := true; ; first = false {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -729,8 +732,29 @@ func readCSV(r io.Reader, space Space, name string, withValue bool) ([]csvRow, e
 		if err != nil {
 			return nil, fmt.Errorf("study: %s: %w", name, err)
 		}
+		if first && withValue && isCSVHeader(rec, space) && slices.ContainsFunc(rec, func(f string) bool { return strings.TrimSpace(f) == "value" }) {
+			// A header with a "value" column may have other columns too
+			// (the trace of bkb export and optimize --trace): they are
+			// ignored, and with a "status" column only complete rows count.
+			want = len(rec)
+			for j, f := range rec {
+				switch strings.TrimSpace(f) {
+				case "value":
+					valueCol = j
+				case "status":
+					statusCol = j
+				}
+			}
+			for i, prm := range space.Params {
+				order[i] = slices.IndexFunc(rec, func(f string) bool { return strings.TrimSpace(f) == prm.Name })
+			}
+			continue
+		}
 		if len(rec) != want {
 			return nil, fmt.Errorf("study: %s:%d: %d fields, want %d (%s)", name, line, len(rec), want, strings.Join(csvColumns(space, withValue), ","))
+		}
+		if statusCol >= 0 && strings.TrimSpace(rec[statusCol]) != string(Complete) {
+			continue
 		}
 		if first && isCSVHeader(rec, space) {
 			cols := map[string]int{}

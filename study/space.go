@@ -581,6 +581,32 @@ type paramJSON struct {
 	Choices json.RawMessage `json:"choices"`
 }
 
+// paramError names the parameter whose field made the strict decoding of
+// the space b fail with err (an unknown field such as "typ"), or returns
+// err when no single parameter is at fault.
+func paramError(b []byte, err error) error {
+	var loose struct {
+		Params []json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(b, &loose) != nil {
+		return err
+	}
+	for i, raw := range loose.Params {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		var pj paramJSON
+		if perr := dec.Decode(&pj); perr != nil {
+			_ = json.Unmarshal(raw, &pj) // the name, if the field is after it
+			msg := strings.TrimPrefix(perr.Error(), "json: ")
+			if pj.Name != "" {
+				return fmt.Errorf("parameter %d (%q): %s", i+1, pj.Name, msg)
+			}
+			return fmt.Errorf("parameter %d: %s", i+1, msg)
+		}
+	}
+	return err
+}
+
 // UnmarshalJSON reads a space strictly: unknown fields are errors, a
 // missing type means float.
 func (s *Space) UnmarshalJSON(b []byte) error {
@@ -588,7 +614,7 @@ func (s *Space) UnmarshalJSON(b []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&sj); err != nil {
-		return err
+		return paramError(b, err)
 	}
 	if len(sj.Params) == 0 && len(sj.Lower) > 0 {
 		sp, err := Box(sj.Names, sj.Lower, sj.Upper)
