@@ -149,7 +149,7 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'bkb <command> --help' for its flags; docs/cli.md has the details.")
-	fmt.Fprintln(w, "Try: bkb optimize    (Branin, BKB, 1024 Sobol arms, 60 evaluations)")
+	fmt.Fprintln(w, "Try: bkb optimize    (Branin, BKB from 512 Sobol points, 60 evaluations)")
 }
 
 // wrap turns a command returning an error into one returning an exit code,
