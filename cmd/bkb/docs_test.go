@@ -486,3 +486,38 @@ func TestDocCommandsExtraction(t *testing.T) {
 		t.Errorf("fast form %q", got)
 	}
 }
+
+// TestAskTellExample runs examples/asktell.sh as the README suggests: it
+// completes a small study and leaves nothing in the repository or the
+// working directory (the study goes to a new temporary directory).
+func TestAskTellExample(t *testing.T) {
+	t.Parallel()
+	for _, tool := range []string{"bash", "awk", "seq"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not found", tool)
+		}
+	}
+	script, err := filepath.Abs("../../examples/asktell.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command("bash", script, "", "6")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "BKB="+bkbBin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("asktell.sh: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`(?m)^study: (\S+)$`).FindSubmatch(out)
+	if m == nil || !strings.Contains(string(out), "6 trials: 6 complete") {
+		t.Fatalf("asktell.sh output:\n%s", out)
+	}
+	defer os.RemoveAll(filepath.Dir(string(m[1])))
+	if left, _ := os.ReadDir(dir); len(left) > 0 {
+		t.Errorf("asktell.sh left %d files in the working directory", len(left))
+	}
+	if _, err := os.Stat("../../branin-study.jsonl"); err == nil {
+		t.Error("a branin-study.jsonl is in the repository root")
+	}
+}
