@@ -274,18 +274,18 @@ func (ds *Dataset) Head(n int) *Dataset {
 type Range struct{ Lo, Hi float64 }
 
 var (
-	// FeatureRange is where seeds 000 and 002 rescale features: [-1, 1].
+	// FeatureRange is where Jézéquel et al. (NeurIPS 2019) and Li and Liao (ICML 2023) rescale features: [-1, 1].
 	FeatureRange = Range{-1, 1}
-	// UnitRange is where seed 002 rescales regression targets: [0, 1].
+	// UnitRange is where Li and Liao (ICML 2023) rescales regression targets: [0, 1].
 	UnitRange = Range{0, 1}
-	// SymmetricRange is where seed 000 rescales regression targets: [-1, 1].
+	// SymmetricRange is where Jézéquel et al. (NeurIPS 2019) rescales regression targets: [-1, 1].
 	SymmetricRange = Range{-1, 1}
 )
 
 // Scale rescales, in place, every feature column to fr and (for
 // regression) the targets to tr by the min-max map over the whole dataset,
-// the offline preprocessing of seed 002, Appendix A ("targets and features
-// rescaled to fit in [0, 1] and [-1, 1]") and seed 000, Section 4. Constant
+// the offline preprocessing of Li and Liao (ICML 2023), Appendix A ("targets and features
+// rescaled to fit in [0, 1] and [-1, 1]") and Jézéquel et al. (NeurIPS 2019), Section 4. Constant
 // columns map to the middle of the range. A nil range leaves that part
 // unchanged; classification labels are never rescaled.
 func (ds *Dataset) Scale(fr, tr *Range) {
@@ -376,7 +376,7 @@ func quantile(s []float64, q float64) float64 {
 
 // MedianDistance returns the median Euclidean distance between the pairs of
 // at most m rows of ds drawn without replacement from seed (all rows when
-// N <= m): the median heuristic for the Gaussian kernel width (seed 001,
+// N <= m): the median heuristic for the Gaussian kernel width (Dai et al., NIPS 2014,
 // Section 5, and common practice). It looks at the inputs only, never at
 // the targets, so it does not leak labels into the prequential protocol
 // (like the min-max feature scaling, it is offline preprocessing). It
@@ -467,7 +467,7 @@ func (s *DatasetStream) Order() []int { return s.order }
 
 // ExpTargets replaces every target y by exp(y - max y), in place. The
 // elevators file of ../shared/data (T. Evans' uci_datasets, from Wilson et
-// al.) stores log(Goal) minus its mean, while seed 002 used the raw WEKA
+// al.) stores log(Goal) minus its mean, while Li and Liao (ICML 2023) used the raw WEKA
 // target Goal: exp(y - c) is Goal up to a positive factor, which the min-max
 // rescaling of Scale removes, so ExpTargets then Scale reproduces the
 // paper's targets exactly.

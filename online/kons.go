@@ -12,7 +12,7 @@ import (
 )
 
 // KONSConfig configures PROS-N-KONS and CON-KONS, the two baselines of
-// seed 002's Table 3 built on Calandriello et al. (2017a, "Efficient
+// Li and Liao's (ICML 2023) Table 3 built on Calandriello et al. (2017a, "Efficient
 // second-order online kernel learning with adaptive embedding").
 type KONSConfig struct {
 	Kernel kernel.Kernel
@@ -143,7 +143,7 @@ func (k *KONS) Learn(x []float64, y float64) error {
 	return nil
 }
 
-// korsStep draws KORS's Bernoulli for x (seed 000's closed form, see KORS)
+// korsStep draws KORS's Bernoulli for x (Jézéquel et al.'s (NeurIPS 2019) closed form, see KORS)
 // and on acceptance grows the dictionary and transfers or restarts the
 // Newton state.
 func (k *KONS) korsStep(x []float64) {

@@ -14,24 +14,24 @@ import (
 type FOGDConfig struct {
 	Kernel kernel.SpectralSampler
 	Dim    int
-	// Frequencies is the number D of random frequencies (seed 002: 400;
-	// seed 000: 1000; seed 003: 4B).
+	// Frequencies is the number D of random frequencies (Li and Liao (ICML 2023): 400;
+	// Jézéquel et al. (NeurIPS 2019): 1000; Wen et al. (IJCAI 2024): 4B).
 	Frequencies int
 	// Phase uses the phase features sqrt(2 k(0)/D) cos(omega.x + b) of
 	// kernel.RandomFourier (D features) instead of the paper's pairs
 	// sqrt(k(0)/D) [cos(omega.x), sin(omega.x)] (2D features).
 	Phase bool
 	// Eta is the constant step (tuned in {1, 10, 100, 1000}/sqrt(T) in
-	// seed 002; 1/sqrt(n) in seed 000; 0.2 in seed 003).
+	// Li and Liao (ICML 2023); 1/sqrt(n) in Jézéquel et al. (NeurIPS 2019); 0.2 in Wen et al. (IJCAI 2024)).
 	Eta  float64
 	Loss Loss
 	Seed uint64
 }
 
 // FOGD is Fourier Online Gradient Descent (Lu et al., JMLR 2016; the
-// baseline of seeds 000, 002 and 003): linear online gradient descent
+// baseline of Jézéquel et al. (NeurIPS 2019), Li and Liao (ICML 2023) and Wen et al. (IJCAI 2024)): linear online gradient descent
 // w <- w - eta l'(w.z(x), y) z(x) on random Fourier features z of a
-// shift-invariant kernel (Bochner's theorem; seed 001, Theorem 2). The
+// shift-invariant kernel (Bochner's theorem; Dai et al. (NIPS 2014), Theorem 2). The
 // frequencies are those of kernel.NewRandomFourier(k, d, D, seed), so they
 // can be regenerated from the seed.
 type FOGD struct {
@@ -113,11 +113,11 @@ type NOGDConfig struct {
 	Kernel kernel.Kernel
 	Dim    int
 	// Budget B is the number of support vectors collected by kernel OGD
-	// before the Nystrom map is built (seed 002: 400; seed 003: B).
+	// before the Nystrom map is built (Li and Liao (ICML 2023): 400; Wen et al. (IJCAI 2024): B).
 	Budget int
-	// Rank k of the eigendecomposition of K_B (seed 003: 0.1 B). 0 or >= B
+	// Rank k of the eigendecomposition of K_B (Wen et al. (IJCAI 2024): 0.1 B). 0 or >= B
 	// uses the full-rank Cholesky-form Nystrom embedding of gp.Nystrom
-	// (seed 002: rank r = B), which gives the same kernel as the full
+	// (Li and Liao (ICML 2023): rank r = B), which gives the same kernel as the full
 	// eigendecomposition.
 	Rank int
 	Eta  float64
@@ -310,7 +310,7 @@ type DSGConfig struct {
 	Seed uint64
 }
 
-// DSG is the doubly stochastic functional gradient learner of seed 001
+// DSG is the doubly stochastic functional gradient learner of Dai et al. (NIPS 2014)
 // (Algorithms 1 and 2): at round i it draws r random features w_{i,l} from the
 // seed (the "pseudo-random seed trick"), predicts f(x_i) with the
 // coefficients of rounds < i, and sets

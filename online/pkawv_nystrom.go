@@ -12,7 +12,7 @@ import (
 )
 
 // KORS holds the parameters of Kernel Online Row Sampling (Calandriello et
-// al. 2017, Prop. 1; seed 000, Section 3.2 and Proposition 5), the rule that
+// al. 2017, Prop. 1; Jézéquel et al. (NeurIPS 2019), Section 3.2 and Proposition 5), the rule that
 // grows PKAWV's Nystrom dictionary. At round t, with the approximate ridge
 // leverage score
 //
@@ -37,7 +37,7 @@ type KORS struct {
 }
 
 // DefaultKORS returns the experiments' KORS parameters: mu = 1, eps = 0.5,
-// beta = 1 (seed 000, Section 4).
+// beta = 1 (Jézéquel et al., NeurIPS 2019, Section 4).
 func DefaultKORS() KORS { return KORS{Mu: 1, Eps: 0.5, Beta: 1} }
 
 func (k KORS) validate() error {
@@ -68,7 +68,7 @@ type PKAWVNystromConfig struct {
 	Seed uint64
 }
 
-// PKAWVNystrom is PKAWV with Nystrom projections (seed 000, Section 3.2,
+// PKAWVNystrom is PKAWV with Nystrom projections (Jézéquel et al., NeurIPS 2019, Section 3.2,
 // Algorithm 2): the forecaster of eq. 4 restricted to
 // H~_t = span{phi(x) : x in I_t}, with the dictionary I_t grown by KORS and
 // never shrunk. x_t may join I_t at round t, before its prediction.

@@ -33,9 +33,9 @@ Streams: a CSV dataset (--data: a file, or the name of one of the papers'
 datasets, read from ../shared/data; elevators and german are built in);
 synthetic:friedman:d=D and synthetic:gp:d=D (Friedman's function #1 and a
 GP-prior sample in D dimensions); synthetic:<objective> (x uniform over a
-built-in objective's box, y = f(x) + noise); sim000 (seed 000's greedy
+built-in objective's box, y = f(x) + noise); sim000 (Jézéquel et al.'s (NeurIPS 2019) greedy
 adversary, n = 80, d = 5, with the regret against the best kernel
-predictor); and blocks003[:b=500][:r=10] (seed 003's block streams on
+predictor); and blocks003[:b=500][:r=10] (Wen et al.'s (IJCAI 2024) block streams on
 --data).
 
 Defaults. A named paper dataset (elevators, parkinsons, protein, german,
@@ -139,7 +139,7 @@ func runRegress(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitUsage
 	}
 	if strings.HasPrefix(o.stream, "blocks003") && !fs.Changed("data") {
-		o.data = "german" // seed 003's block streams are built from german
+		o.data = "german" // Wen et al.'s (IJCAI 2024) block streams are built from german
 	}
 	exp, err := o.experiment()
 	if err != nil {
@@ -323,7 +323,7 @@ func fmtOpt(v float64, prec int) string {
 	return strconv.FormatFloat(v, 'f', prec, 64)
 }
 
-// writeRegress prints the rows as a table (like seed 002's Table 3), CSV or
+// writeRegress prints the rows as a table (like Li and Liao's (ICML 2023) Table 3), CSV or
 // Markdown.
 func writeRegress(w io.Writer, format string, exp *online.Experiment, rows []online.Row) error {
 	task := online.Regression
