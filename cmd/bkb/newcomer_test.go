@@ -244,3 +244,21 @@ func TestPlotTicksAndTitles(t *testing.T) {
 		t.Errorf("positive kept %v", got)
 	}
 }
+
+// TestRegressDictBudget: regress names its dictionary cap --dict-budget
+// (--budget is the number of trials in optimize); the old name still
+// works but is not listed.
+func TestRegressDictBudget(t *testing.T) {
+	t.Parallel()
+	code, stdout, stderr := runRegressArgs(t, "--help")
+	stdout += stderr
+	if code != 0 || !strings.Contains(stdout, "--dict-budget") || strings.Contains(stdout, "  --budget") {
+		t.Errorf("regress --help: exit %d, lists --dict-budget %v, --budget %v", code, strings.Contains(stdout, "--dict-budget"), strings.Contains(stdout, "  --budget"))
+	}
+	for _, flag := range []string{"--dict-budget", "--budget"} {
+		code, _, stderr := runRegressArgs(t, "--stream", "synthetic:branin", "--n", "200", "--learners", "fogd", flag, "20", "--progress", "none")
+		if code != 0 {
+			t.Errorf("regress %s 20: exit %d, %s", flag, code, stderr)
+		}
+	}
+}
