@@ -22,9 +22,10 @@ import (
 // "go run ./cmd/bkb" is run with the built binary, in order, in a
 // temporary directory per file, and must exit 0. A line is not run only
 // when it is a synopsis (placeholders such as FILE, NAME, [flags], "...")
-// or needs what a test machine lacks (PostgreSQL URLs of the docs' example
-// servers; python3; the datasets of ../shared/data), and each such line
-// is logged with the reason. "go test" lines are checked, not run: their
+// or needs what a test machine lacks (a PostgreSQL server: with
+// BKB_POSTGRES_URL set, as .ci/run sets it, the docs' example server is
+// replaced by it; python3; the datasets of ../shared/data), and each such
+// line is logged with the reason. "go test" lines are checked, not run: their
 // packages exist and their -run and -bench patterns name tests there.
 //
 // Slow commands run in a fast form (small budgets, one seed, one order,
@@ -140,17 +141,20 @@ func stripComment(s string) string {
 	return strings.TrimSpace(s)
 }
 
+// docPostgres is the PostgreSQL URL of the docs' examples.
+const docPostgres = "postgres://bkb:pw@db/bkb"
+
 // placeholder matches the words of a synopsis: a line with one is
 // documentation of a form, not a command to run.
 var placeholder = regexp.MustCompile(`(^|[\s=])(FILE|NAME|CMD|N|Y|MSG|MESSAGE|URL)(\s|$|,|\.)|\[flags\]|\[-- |\.\.\.|\|`)
 
 // skipReason says why a command is not run here ("" to run it).
-func skipReason(text string, dataDir string) string {
+func skipReason(text, dataDir, pg string) string {
 	switch {
 	case placeholder.MatchString(text):
 		return "a synopsis with placeholders"
-	case strings.Contains(text, "postgres://"):
-		return "the docs' example PostgreSQL server (the PostgreSQL commands are run by TestWorkersPostgres and the storage/postgres tests when BKB_POSTGRES_URL is set)"
+	case strings.Contains(text, "postgres://") && (pg == "" || strings.Contains(text, docPostgres)):
+		return "a PostgreSQL server: set BKB_POSTGRES_URL to run these commands on it"
 	case strings.Contains(text, "python3"):
 		if _, err := exec.LookPath("python3"); err != nil {
 			return "python3 not found"
@@ -292,6 +296,8 @@ var timing = regexp.MustCompile(`[0-9.]+ ?(ms|µs|s)\b`)
 // examples/README.md (see the comment above docFiles).
 func TestDocsCommands(t *testing.T) {
 	full := os.Getenv("BKB_DOCS_FULL") == "1"
+	pg := os.Getenv("BKB_POSTGRES_URL")
+	nonce := strconv.FormatInt(time.Now().UnixNano(), 36)
 	dataDir, _ := filepath.Abs("../../../shared/data")
 	if st, err := os.Stat(dataDir); err != nil || !st.IsDir() {
 		dataDir = ""
@@ -314,11 +320,17 @@ func TestDocsCommands(t *testing.T) {
 				total.Add(1)
 				where := fmt.Sprintf("%s:%d", c.file, c.line)
 				text := strings.Replace(c.text, "go run ./cmd/bkb", "bkb", 1)
+				if pg != "" && !placeholder.MatchString(text) && strings.Contains(text, docPostgres) {
+					// The docs' example server is the test database; the
+					// study names are made unique to this run.
+					text = strings.ReplaceAll(text, docPostgres, pg)
+					text = regexp.MustCompile(`--study (\w+)(\s|$)`).ReplaceAllString(text, "--study ${1}-"+nonce+"$2")
+				}
 				if strings.HasPrefix(text, "go ") || regexp.MustCompile(`^[A-Z_]+=`).MatchString(text) {
 					checkGoTest(t, where, text)
 					continue
 				}
-				if why := skipReason(text, dataDir); why != "" {
+				if why := skipReason(text, dataDir, pg); why != "" {
 					t.Logf("%s: not run (%s): %s", where, why, text)
 					continue
 				}
