@@ -76,7 +76,7 @@ func (c *ALDConfig) validate() error {
 // ||grad_tau||^2) (including the current gradient, pitfall 3) and the
 // projection onto the ball ||f||_H <= U (eq. 3).
 //
-// It runs in the primal orthonormal coordinates of seed002.md Section 2: with
+// It runs in the primal orthonormal coordinates of the implementation notes on Li and Liao (ICML 2023) Section 2: with
 // the Cholesky-form Nystrom embedding phi(x) = L^{-1} k_S(x) of gp.Nystrom,
 // f = w.phi and ||f||_H = ||w||; an ALD round's gradient is g phi(x_t) (norm^2
 // g^2 (k(x_t,x_t) - alpha_t)), a growth round appends the coordinate
@@ -182,7 +182,7 @@ func (a *AOGDALD) Learn(x []float64, y float64) error {
 //	A_j = mu I + Q (A_{j-1} - mu I) Q^T,   w_j = Q w_{j-1}.
 //
 // In the Cholesky basis phi_j(x) = L_j^{-1} k_S(x) of gp.Nystrom, Q = [I; 0]
-// (seed002.md Section 5.2), so the transfer is A <- blockdiag(A, mu),
+// (the implementation notes on Li and Liao (ICML 2023) Section 5.2), so the transfer is A <- blockdiag(A, mu),
 // w <- (w; 0): an O(j) append to A's Cholesky factor instead of an SVD, Q and
 // an O(j^3) inverse. The projection of eq. 8 needs x_{t+1}; it is done at
 // the start of round t+1 with the old basis, before the dictionary grows

@@ -41,7 +41,7 @@ const DefaultExactCapacity = 8192
 //	yhat_KRR = k_{t-1}(x_t)^T (K_{t-1} + lambda I)^{-1} Y_{t-1},
 //	yhat_AWV = yhat_KRR / (1 + s_t^2),  s_t^2 = (k(x_t,x_t) - k^T (K + lambda I)^{-1} k) / lambda,
 //
-// the identity of seed000.md Section 1.1. It keeps the Cholesky factor L of
+// the identity of the implementation notes on Jézéquel et al. (NeurIPS 2019) Section 1.1. It keeps the Cholesky factor L of
 // K_{t-1} + lambda I (grown by one row per round, O(t^2)) and v = L^{-1} Y,
 // so that a prediction is one triangular solve z = L^{-1} k and
 // yhat_KRR = z.v. O(t^2) time per round and O(t^2) memory: it is the

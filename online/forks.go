@@ -131,7 +131,7 @@ func (c *FORKSConfig) validate() error {
 //     rank-one updates of Eq. 11, TISVD (Algorithm 2, Eqs. 6-9) refreshes
 //     V, Sigma and the map, and A, w are reset.
 //
-// TISVD is done in its symmetric form (seed003.md trick T5): Phi_pp is
+// TISVD is done in its symmetric form (the implementation notes on Wen et al. (IJCAI 2024) trick T5): Phi_pp is
 // symmetric and its update Delta1 Delta2^T of Eq. 12 equals Delta M Delta^T
 // with Delta = [s_p, u] and M = [[kappa_nn, 1], [1, 0]], so one basis V is
 // kept (orthogonalized by a rank-revealing Gram-Schmidt, pitfall 6) and the
@@ -139,7 +139,7 @@ func (c *FORKSConfig) validate() error {
 //
 // Predictions: the prediction at round t is made with the model of round
 // t-1; a map refreshed at round t is used from round t+1 on (the
-// phi_{t+2} indexing of Eq. 5; seed003.md Section 3.2 remarks).
+// phi_{t+2} indexing of Eq. 5; the implementation notes on Wen et al. (IJCAI 2024) Section 3.2 remarks).
 type FORKS struct {
 	cfg FORKSConfig
 	rng *rand.Rand
@@ -387,7 +387,7 @@ func (f *FORKS) decompose() error {
 }
 
 // featureMap sets Z = pinv(Phi_pm) V Sigma^{1/2} through a thin SVD of Phi_pm
-// with relative tolerance 1e-10 (seed003.md trick T6, pitfall 8).
+// with relative tolerance 1e-10 (the implementation notes on Wen et al. (IJCAI 2024) trick T6, pitfall 8).
 func (f *FORKS) featureMap() error {
 	sp, sm, k := f.cfg.Sp, f.cfg.Sm, f.cfg.Rank
 	var svd mat.SVD

@@ -29,7 +29,7 @@ type KONSConfig struct {
 	C float64
 	// Restart selects PROS-N-KONS (restart A = alpha I, w = 0 at every
 	// dictionary change); false is CON-KONS (continue: A <- blockdiag(A,
-	// alpha), w <- (w; 0), the transfer Q A Q^T, Q w of seed002.md Section
+	// alpha), w <- (w; 0), the transfer Q A Q^T, Q w of the implementation notes on Li and Liao (ICML 2023) Section
 	// "CON-KONS" in the Cholesky basis where Q = [I; 0]).
 	Restart bool
 	// MaxDictionary is the budget J (0: none): KORS stops sampling at J.
@@ -41,7 +41,7 @@ type KONSConfig struct {
 // step coefficient sigma/2, sigma = 1/(8 C^2) (the official R code of seed
 // 002), on the Nystrom features phi(x) = L^{-1} k_S(x) of a dictionary
 // sampled by KORS. The feature map changes at the start of the round after
-// a point is accepted (seed002.md), so Predict has no side effects. The
+// a point is accepted (the implementation notes on Li and Liao (ICML 2023)), so Predict has no side effects. The
 // projection onto |w.phi(x_{t+1})| <= C is done lazily at the start of
 // round t+1, as in NONSALD. O(dJ + J^2) per round (a restart rebuilds the
 // factor of alpha I in O(J^2)).

@@ -20,7 +20,7 @@ import (
 //	tau_t = (1+Eps) q_t / (q_t + Mu),
 //
 // x_t is added with probability p_t = min(Beta tau_t, 1) and weight
-// s = 1/sqrt(p_t) (seed000.md, "closed form", checked there against the
+// s = 1/sqrt(p_t) (the implementation notes on Jézéquel et al. (NeurIPS 2019), "closed form", checked there against the
 // paper code's temporary-dictionary formula).
 type KORS struct {
 	// Mu is KORS's regularization (the accuracy mu of Theorem 6). The
@@ -77,7 +77,7 @@ type PKAWVNystromConfig struct {
 // (whose conditioning is that of K_II), it runs linear AWV on the
 // Cholesky-form Nystrom embedding z(x) = L^{-1} k_I(x), L L^T = K_II, of
 // gp.Nystrom: A = lambda I + sum_s z(x_s) z(x_s)^T has eigenvalues >= lambda,
-// and the two give the same predictions (seed000.md Sections 1.7 and 9,
+// and the two give the same predictions (the implementation notes on Jézéquel et al. (NeurIPS 2019) Sections 1.7 and 9,
 // check 7). When x joins I every past embedding gains one coordinate
 // (gp.NewCoordinate), so A and b are bordered by one row: O(t m) on growth
 // rounds, which needs the past inputs and their embeddings (pitfall P9),
