@@ -533,3 +533,36 @@ func TestAskTellExample(t *testing.T) {
 		t.Error("a branin-study.jsonl is in the repository root")
 	}
 }
+
+// TestNoInternalCitations: user-facing text (non-test Go, whose comments
+// go doc shows, and the documents) names papers by authors, venue and
+// year (docs/references.md), never by the project's internal seed
+// numbers, spec files or issue numbers.
+func TestNoInternalCitations(t *testing.T) {
+	t.Parallel()
+	bad := regexp.MustCompile(`\bseeds? 00\d\b|\bseed00\d\.md\b|\bissue \d+\b|\bbkb\.md\b`)
+	err := filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != "../.." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || strings.HasSuffix(path, "_test.go") || !(strings.HasSuffix(path, ".go") || strings.HasSuffix(path, ".md")) {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := bad.FindString(line); m != "" {
+				t.Errorf("%s:%d: %q: cite the paper (docs/references.md)", strings.TrimPrefix(path, "../../"), i+1, m)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
