@@ -11,7 +11,7 @@ import (
 	"math"
 )
 
-// UCB writes dst[i] = mean[i] + beta*sqrt(variance[i]) (seed 004, Eq. 3;
+// UCB writes dst[i] = mean[i] + beta*sqrt(variance[i]) (Calandriello et al., COLT 2019, Eq. 3;
 // negative variances from rounding count as 0).
 func UCB(dst, mean, variance []float64, beta float64) {
 	checkLens(dst, mean, variance)
@@ -99,13 +99,13 @@ type Beta interface {
 }
 
 // Constant is a fixed beta, the choice most users make in practice
-// (theoretical schedules over-explore; bkb.md).
+// (theoretical schedules over-explore in practice).
 type Constant float64
 
 // Beta returns the constant.
 func (c Constant) Beta(State) float64 { return float64(c) }
 
-// BKBTheorem is the beta~_t of Theorem 4.1 of seed 004, for the DTC
+// BKBTheorem is the beta~_t of Theorem 4.1 of Calandriello et al. (COLT 2019), for the DTC
 // variance on the 1/lambda scale:
 //
 //	beta~_t = 2 xi sqrt(alpha log(kappa^2 t) sum_s sigma~^2(x_s) + log(1/delta))
@@ -133,7 +133,8 @@ func (b BKBTheorem) Validate() error {
 	return nil
 }
 
-// BatchBKB is the beta of the authors' batch-bkb code (bkb.md [ref]):
+// BatchBKB is the beta of the authors' batch-bkb code (Calandriello et
+// al., ICML 2020; github.com/luigicarratino/batch-bkb):
 // sqrt(lambda) F + sqrt(xi^2 (logdet + log(1/delta))), with
 // logdet ~ sum_s sigma~^2(x_s) log(t).
 type BatchBKB struct {

@@ -322,7 +322,7 @@ func (p *AdaBKB) Ask() ([]float64, error) {
 
 // retire removes the k leaves with the smallest upper bound I, never
 // leaf position keep nor the leaf with the best lower bound, to make room
-// under MaxLeaves (issue 10: retire candidates that can no longer win; the
+// under MaxLeaves (retire candidates that can no longer win; the
 // lowest I is the least likely to hold the maximum). It returns keep's new
 // position, or -1 when too few leaves can go.
 func (p *AdaBKB) retire(keep, k int) int {

@@ -1,7 +1,7 @@
 // Package bandit provides GP bandit policies over a finite arm set, driven
 // through an ask/tell interface (as in Optuna's study design) so that a
 // user's own loop can call them: GP-UCB on the exact posterior, BKB
-// (budgeted kernel bandits, seed 004) on the DTC posterior with
+// (budgeted kernel bandits, Calandriello et al. (COLT 2019)) on the DTC posterior with
 // ridge-leverage-score dictionary resampling, Thompson sampling, expected
 // improvement and random search as baselines, and a runner that plays a
 // policy against an objective and records the trace.
@@ -70,7 +70,7 @@ type Options struct {
 	// thing for GP-UCB and BKB, as in the study layer and the CLI.
 	Beta acquisition.Beta
 	// PaperScale makes BKB's UCB multiply sigma~ itself, the 1/lambda scale
-	// of seed 004 (its Theorem 4.1 schedule, acquisition.BKBTheorem and
+	// of Calandriello et al. (COLT 2019) (its Theorem 4.1 schedule, acquisition.BKBTheorem and
 	// BatchBKB, are on that scale).
 	PaperScale bool
 	// Qbar is BKB's oversampling parameter (default 2; theory:
@@ -247,7 +247,7 @@ func NewGPUCB(arms *mat.Dense, opt Options) (*GP, error) {
 	return newGP("gp-ucb", arms, opt, false, ScoreUCB)
 }
 
-// NewBKB returns BKB (seed 004, Alg. 1): UCB on the DTC posterior, with
+// NewBKB returns BKB (Calandriello et al., COLT 2019, Alg. 1): UCB on the DTC posterior, with
 // the dictionary resampled by posterior variance after every observation.
 // A step costs O(A m) when the dictionary does not change.
 func NewBKB(arms *mat.Dense, opt Options) (*GP, error) {
@@ -317,7 +317,7 @@ func (p *GP) beta() float64 {
 	return b
 }
 
-// Ask returns the next arm: the first is uniform at random (seed 004,
+// Ask returns the next arm: the first is uniform at random (Calandriello et al., COLT 2019,
 // Alg. 1), later ones maximise the score, ties to the lowest index.
 func (p *GP) Ask() (int, error) {
 	if len(p.pending) >= p.arms {

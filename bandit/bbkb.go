@@ -114,7 +114,7 @@ type toldObs struct {
 
 // BBKB is Batched BKB (Calandriello, Carratino, Lazaric, Valko, Rosasco,
 // "Near-linear time Gaussian process optimization with adaptive batching
-// and resparsification", ICML 2020; notes in specs/bbkb-adabkb.md) over a
+// and resparsification", ICML 2020) over a
 // finite arm set, driven through the Policy interface.
 //
 // A batch is chosen with the posterior mean frozen at its start: each Ask
@@ -328,7 +328,7 @@ func (p *BBKB) startBatch() {
 // ensureBasis builds, unless current, the fantasy state: the Nystrom
 // embedding on the current dictionary and the factor of
 // V = lambda I + sum_i count_i z_i z_i^T in that basis (any basis gives the
-// same variances; bkb.md). O(m^3 + n m^2) for n distinct observed arms;
+// same variances). O(m^3 + n m^2) for n distinct observed arms;
 // while S does not change the factor is kept current by rank-one updates
 // instead (observe).
 func (p *BBKB) ensureBasis() error {
@@ -519,7 +519,7 @@ func (p *BBKB) afterChoice(c int) error {
 // Ask returns the next arm of the current batch, opening a new batch when
 // none is in progress. It returns ErrBatchFull when the batch is closed
 // and some of its arms are not told yet. The first arm of all is uniform
-// at random (seed 004, Alg. 1).
+// at random (Calandriello et al., COLT 2019, Alg. 1).
 func (p *BBKB) Ask() (int, error) {
 	if p.closed {
 		return -1, ErrBatchFull

@@ -157,3 +157,26 @@ func TestRegretMarkdownPValues(t *testing.T) {
 		}
 	}
 }
+
+// TestRegretMarkdownBudgets: runs of one problem with different budgets
+// (hartmann6:500 and hartmann6:1000) get rows of their own, named with
+// the budget, instead of being merged into one row.
+func TestRegretMarkdownBudgets(t *testing.T) {
+	t.Parallel()
+	var runs []RegretRun
+	for s := 0; s < 3; s++ {
+		runs = append(runs,
+			RegretRun{Problem: "h", Variant: "bkb", Seed: uint64(s), Checkpoints: []int{500}, Simple: []float64{1}, Cum: []float64{10}},
+			RegretRun{Problem: "h", Variant: "bkb", Seed: uint64(s), Checkpoints: []int{1000}, Simple: []float64{2}, Cum: []float64{20}},
+			RegretRun{Problem: "g", Variant: "bkb", Seed: uint64(s), Checkpoints: []int{50}, Simple: []float64{3}, Cum: []float64{30}})
+	}
+	var b strings.Builder
+	if err := WriteRegretMarkdown(&b, runs); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| h (budget 500) | bkb | 500 | 3 | 1 [1, 1] | 10 |", "| h (budget 1000) | bkb | 1000 | 3 | 2 [2, 2] | 20 |", "| g | bkb | 50 | 3 | 3 [3, 3] | 30 |"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no row %q in\n%s", want, b.String())
+		}
+	}
+}

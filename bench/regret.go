@@ -25,7 +25,8 @@ type RegretVariant struct {
 	Config func(c *study.Config)
 }
 
-// RegretVariants are the optimizers issue 10 compares, by name:
+// RegretVariants are the optimizers of the regret benchmark
+// (docs/optimizer.md), by name:
 //   - "bkb": the current defaults (version 4: growing candidates, ARD
 //     fits, BKB, exploration decaying with the budget, noise handling);
 //   - "bkb-v3": version 3 defaults (BKB's fitted noise floored at 1e-3,
@@ -142,6 +143,9 @@ type RegretRun struct {
 	// the minimum; Cum[i] the cumulative regret sum f(x_t) - min.
 	Checkpoints []int
 	Simple, Cum []float64
+	// SimpleTrace[t-1] and CumTrace[t-1] are the simple and cumulative
+	// regret after t evaluations, for every t up to the last checkpoint.
+	SimpleTrace, CumTrace []float64
 	// Seconds: policy time per trial (total, hyperparameter fits,
 	// candidate growth and scoring), averaged over the run.
 	PolicyMS, FitMS, CandMS float64
@@ -204,6 +208,8 @@ func RunRegret(ctx context.Context, p RegretProblem, v RegretVariant, seed uint6
 		if err := s.Tell(ctx, tr.Number, y); err != nil {
 			return run, err
 		}
+		run.SimpleTrace = append(run.SimpleTrace, best)
+		run.CumTrace = append(run.CumTrace, cum)
 		if slices.Contains(checkpoints, t) {
 			run.Simple = append(run.Simple, best)
 			run.Cum = append(run.Cum, cum)
@@ -236,8 +242,7 @@ func Median(v []float64) float64 {
 }
 
 // RegretReference is the optimizer the regret table tests every other one
-// against: today's fixed-set BKB, which issue 10 asks the defaults never to
-// be worse than.
+// against: fixed-set BKB, which the defaults must never be worse than.
 const RegretReference = "bkb-fixed"
 
 // WriteRegretMarkdown writes one row per (problem, variant, checkpoint):
@@ -249,15 +254,25 @@ const RegretReference = "bkb-fixed"
 // way by chance (the medians alone do not say which differences are
 // real).
 func WriteRegretMarkdown(w io.Writer, runs []RegretRun) error {
+	// Runs of one problem with different budgets (hartmann6:500 and
+	// hartmann6:1000) are different runs: the budget is part of the key,
+	// and of the problem's name in the table when a problem has several.
 	type key struct {
 		prob, variant string
-		k             int
+		budget, k     int
+	}
+	budgets := map[string]map[int]bool{}
+	for _, r := range runs {
+		if budgets[r.Problem] == nil {
+			budgets[r.Problem] = map[int]bool{}
+		}
+		budgets[r.Problem][slices.Max(r.Checkpoints)] = true
 	}
 	var keys []key
 	group := map[key][]RegretRun{}
 	for _, r := range runs {
 		for k := range r.Checkpoints {
-			kk := key{r.Problem, r.Variant, k}
+			kk := key{r.Problem, r.Variant, slices.Max(r.Checkpoints), k}
 			if _, ok := group[kk]; !ok {
 				keys = append(keys, kk)
 			}
@@ -284,7 +299,7 @@ func WriteRegretMarkdown(w io.Writer, runs []RegretRun) error {
 			end = append(end, r.PolicyMSEnd)
 		}
 		ptext := ""
-		if ref, ok := group[key{kk.prob, RegretReference, kk.k}]; ok && kk.variant != RegretReference {
+		if ref, ok := group[key{kk.prob, RegretReference, kk.budget, kk.k}]; ok && kk.variant != RegretReference {
 			rs, rc := at(ref, kk.k)
 			_, ps, err1 := MannWhitney(simple, rs)
 			_, pc, err2 := MannWhitney(cum, rc)
@@ -292,7 +307,11 @@ func WriteRegretMarkdown(w io.Writer, runs []RegretRun) error {
 				ptext = fmt.Sprintf("%.2g, %.2g", ps, pc)
 			}
 		}
-		_, err := fmt.Fprintf(w, "| %s | %s | %d | %d | %.3g [%.2g, %.2g] | %.4g | %.1f (%.1f, %.1f) | %.1f | %s |\n", kk.prob, kk.variant,
+		prob := kk.prob
+		if len(budgets[kk.prob]) > 1 {
+			prob = fmt.Sprintf("%s (budget %d)", kk.prob, kk.budget)
+		}
+		_, err := fmt.Fprintf(w, "| %s | %s | %d | %d | %.3g [%.2g, %.2g] | %.4g | %.1f (%.1f, %.1f) | %.1f | %s |\n", prob, kk.variant,
 			rs[0].Checkpoints[kk.k], len(rs), Median(simple), slices.Min(simple), slices.Max(simple), Median(cum),
 			Median(pol), Median(fit), Median(cand), Median(end), ptext)
 		if err != nil {

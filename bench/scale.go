@@ -23,7 +23,7 @@ var Variants = []string{"gp-ucb-rebuild", "gp-ucb", "bkb-paper", "bkb-rebuild", 
 var VariantDoc = map[string]string{
 	"gp-ucb-rebuild": "GP-UCB, posterior recomputed from scratch every step (O(t^3 + A t^2))",
 	"gp-ucb":         "GP-UCB, incremental Cholesky and rank-one arm updates (O(A t))",
-	"bkb-paper":      "BKB as seed 004 states it: fresh resampling, rebuild every step (O(A m^2))",
+	"bkb-paper":      "BKB as Calandriello et al. (COLT 2019) states it: fresh resampling, rebuild every step (O(A m^2))",
 	"bkb-rebuild":    "BKB with incremental (coupled) resampling, rebuilt every step: same draws and arms as bkb",
 	"bkb":            "BKB, incremental resampling and O(A m) incremental updates",
 }

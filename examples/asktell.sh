@@ -4,18 +4,26 @@
 #
 #   examples/asktell.sh [STUDY_FILE] [EVALUATIONS]
 #
-# Run it from the repository root; it uses "go run ./cmd/bkb" unless $BKB
-# names a bkb binary.
+# Run it from anywhere. Without STUDY_FILE the study goes to a new temporary
+# directory (printed at the end), never into the repository. It builds bkb
+# from this repository unless $BKB names a bkb binary.
 set -euo pipefail
-study=${1:-branin-study.jsonl}
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=
+study=${1:-}
+if [ -z "$study" ]; then
+  tmp=$(mktemp -d)
+  study=$tmp/branin-study.jsonl
+fi
 n=${2:-50}
 bkb=${BKB:-}
 if [ -z "$bkb" ]; then
-  go build -o /tmp/bkb-example ./cmd/bkb
-  bkb=/tmp/bkb-example
+  [ -n "$tmp" ] || tmp=$(mktemp -d)
+  (cd "$here/.." && go build -o "$tmp/bkb" ./cmd/bkb)
+  bkb=$tmp/bkb
 fi
 if [ ! -e "$study" ]; then
-  "$bkb" create-study --study "$study" --space examples/space.json --budget "$n"
+  "$bkb" create-study --study "$study" --space "$here/space.json" --budget "$n"
 fi
 for _ in $(seq "$n"); do
   # ask prints "trial<TAB>x1<TAB>x2" with --format tsv (JSON by default).
@@ -25,3 +33,4 @@ for _ in $(seq "$n"); do
   "$bkb" tell --study "$study" --trial "$trial" --value "$y"
 done
 "$bkb" status --study "$study"
+echo "study: $study"

@@ -9,7 +9,7 @@ import (
 	"github.com/bkb-go/bkb/kernel"
 )
 
-// Candidate sets that change during a run (issue 13): AddCandidates
+// Candidate sets that change during a run: AddCandidates
 // embeds new candidates in the current posterior without a rebuild, and
 // RetireCandidates drops candidates that can no longer win, so that the
 // memory a long run holds stays bounded by the live candidates (plus the

@@ -8,7 +8,7 @@ import (
 	"github.com/bkb-go/bkb/internal/chol"
 )
 
-// Dictionary changes of the DTC posterior (issue 13): all of one step's
+// Dictionary changes of the DTC posterior: all of one step's
 // changes, k points in and j out, cost one pass over the rows.
 //
 // A change is planned on the small side first (the factor of K_SS, the

@@ -20,7 +20,7 @@ type Uniform interface {
 
 // DTC is the deterministic-training-conditional (Nystrom) approximation of
 // the GP posterior on a dictionary S of inducing points, the posterior of
-// BKB (Eq. 4, seed 004; bkb.md):
+// BKB (Calandriello et al., COLT 2019, Eq. 4):
 //
 //	z(x)          = L^{-1} k_S(x),  L L^T = K_SS       (Nystrom embedding)
 //	V             = Z^T W Z + lambda I                 (W: observation counts)
@@ -46,7 +46,7 @@ type Uniform interface {
 //     (changes.go), O(A (k+j) m) arithmetic for k points in and j out;
 //   - a change of more than a third of S rebuilds everything, O(A m^2).
 //
-// The core is exact (issue 13): an inducing point whose pivot
+// The core is exact: an inducing point whose pivot
 // k(x,x) - ||z(x)||^2 is below the rounding noise of its computation
 // (Nystrom.pivotNoise, relative to rounding and to the conditioning of
 // the factor, not a fixed fraction of k(x,x)) is dead: it stays in S but
@@ -558,7 +558,7 @@ func (g *DTC) Predict(x []float64) (mean, variance float64, err error) {
 // InclusionProbability returns min(1, qbar * sigma~^2(x_i) * count_i)
 // with the current variance of row i: the probability that observed row i
 // would be in a dictionary drawn now (ridge leverage score sampling;
-// bkb.md, with counts as in batch-bkb). Resample itself uses the
+// with counts as in the authors' batch-bkb code). Resample itself uses the
 // variances before the newest observation; see Resample.
 func (g *DTC) InclusionProbability(i int, qbar float64) float64 {
 	g.flush()
@@ -581,8 +581,8 @@ func (g *DTC) inclusion(k int, qbar float64) float64 {
 // SetLeverageAfterObservation makes Resample and ResampleIncremental
 // compute the inclusion probabilities from the variances after the
 // newest observation (sigma~_{t+1}, the ridge leverage scores of all the
-// data), which is what this package did before issue 13. The default
-// follows Algorithm 1 of seed 004: p_{t+1,i} = qbar sigma~_t^2(x_i), the
+// data), which is what this package did at first. The default
+// follows Algorithm 1 of Calandriello et al. (COLT 2019): p_{t+1,i} = qbar sigma~_t^2(x_i), the
 // variances under S_t and X_t, before y_{t+1}; Theorem 3.1's argument
 // that sigma~ over-estimates sigma needs that order. The two differ only
 // in which posterior the probabilities are read from; the after-order
@@ -647,7 +647,7 @@ func (g *DTC) applySelection() (added, removed int, err error) {
 	return g.SetDictionary(g.keepOrder(g.sel))
 }
 
-// ResampleIncremental is the incremental variant that seed 004 mentions
+// ResampleIncremental is the incremental variant that Calandriello et al. (COLT 2019) mentions
 // (keep x_i with probability p_new/p_old, add a new point with its p),
 // implemented by coupling: each observed row draws one uniform threshold
 // u_i the first time it is resampled, and is in S exactly while
@@ -718,7 +718,7 @@ func clampVar(v float64, n *int) float64 {
 }
 
 // Numerics counts the numerical safeguards that fired in a posterior, so
-// that a caller can say when they happened (issue 13).
+// that a caller can say when they happened.
 type Numerics struct {
 	// VarianceClamps counts variances that rounding made negative and
 	// that were set to 0.

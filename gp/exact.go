@@ -12,8 +12,7 @@ import (
 	"github.com/bkb-go/bkb/kernel"
 )
 
-// Exact is the exact GP posterior (seed 004, Sec. 2; bkb.md "Exact GP
-// posterior") with observation noise lambda, updated one observation at a
+// Exact is the exact GP posterior (Calandriello et al., COLT 2019, Sec. 2) with observation noise lambda, updated one observation at a
 // time:
 //
 //	mu_t(x)      = k_t(x)^T (K_t + lambda I)^{-1} y_t

@@ -13,7 +13,7 @@ import (
 type Rotation = chol.Rotation
 
 // Nystrom is the Cholesky-form Nystrom embedding on a dictionary S of
-// inducing points (bkb.md, "[impl] Use the Cholesky form"):
+// inducing points, in Cholesky form (as the authors' BKB code keeps it):
 //
 //	z(x) = L^{-1} k_S(x),  L L^T = K_SS,
 //
@@ -30,7 +30,7 @@ type Nystrom struct {
 	l      chol.Factor
 	work   []float64
 
-	// exact selects the exact core that DTC uses (issue 13): a point
+	// exact selects the exact core that DTC uses: a point
 	// whose pivot is below the rounding noise of its computation is
 	// "dead": it stays in S (so positions and indices are unchanged) but
 	// contributes no direction, as a pseudo-inverse would drop it. Its
@@ -92,7 +92,7 @@ func (n *Nystrom) KernelColumn(dst, x []float64) {
 // Embed writes z(x) = L^{-1} k_S(x) into dst (length Size()) and returns
 // the Nystrom residual k(x,x) - ||z(x)||^2 >= 0 (up to rounding), the
 // squared distance of phi(x) from the span of S: the "approximate linear
-// dependence" test of seed 002 and the DTC correction term of seed 004.
+// dependence" test of Li and Liao (ICML 2023) and the DTC correction term of Calandriello et al. (COLT 2019).
 // O(|S| d + |S|^2).
 func (n *Nystrom) Embed(dst, x []float64) (residual float64) {
 	if len(x) != n.dim {

@@ -30,7 +30,7 @@ type CrossCovariance struct {
 //
 //	c~(x, p) = (k(x,p) - z(x)^T z(p))/lambda + z(x)^T V^{-1} z(p),
 //
-// whose diagonal is sigma~^2 (bkb.md). lambda*c~ is a covariance function,
+// whose diagonal is sigma~^2. lambda*c~ is a covariance function,
 // so hallucinated observations can be conditioned on through it whether
 // or not the points are in the dictionary. O(p (m d + m^2)).
 func (g *DTC) CrossCovariance(pts [][]float64) (*CrossCovariance, error) {

@@ -24,7 +24,7 @@ import (
 // stable), the rows are copied chunk by chunk into new chunks, and every
 // old chunk, once all its rows are copied, is reused as a new one: the
 // re-layout never holds two copies of the table, only the new table plus
-// one chunk (issue 13: no fresh allocation of the whole embedding per
+// one chunk (no fresh allocation of the whole embedding per
 // growth, and peak memory near the embedding itself). A column-block
 // layout, which never re-lays out at all, was measured 1.6-2.9x slower on
 // the per-observation pass (many concurrent streams) and rejected.
@@ -83,7 +83,7 @@ func (r *rows) set(j, c int, v float64) { r.slot(j)[c] = v }
 // quarter, left spare capacity that compact removed 8 quiet steps later,
 // so that S growing by a point every few steps paid a copy of the table
 // twice every few points; and the spare capacity is heap beyond the
-// embedding, issue 13's 1.5x bound.)
+// embedding, which must stay within 1.5 times it.)
 func (r *rows) ensureCoords(m int) {
 	if m <= r.stride {
 		return

@@ -17,7 +17,7 @@ type Normal interface {
 // per point (SampleAt), f(x) = z(x)^T w + sqrt(k(x,x) - ||z(x)||^2) eta_x is
 // a draw from the DTC posterior jointly over any set of points: its
 // covariance is lambda z(x)^T V^{-1} z(x') between distinct points and the
-// posterior variance lambda sigma~^2(x) at each (Eq. 4, seed 004). This is
+// posterior variance lambda sigma~^2(x) at each (Eq. 4, Calandriello et al. (COLT 2019)). This is
 // what Thompson sampling over correlated candidates needs, where
 // independent per-point draws (acquisition.Thompson) explore like a UCB
 // with a bonus growing with the number of candidates. O(m^2).

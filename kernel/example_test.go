@@ -8,7 +8,7 @@ import (
 )
 
 // The Gaussian kernel and its exact Taylor features of degree M (Eq. 6,
-// seed 000): phi(x).phi(y) equals the truncated kernel k_M, which is within
+// Jézéquel et al., NeurIPS 2019): phi(x).phi(y) equals the truncated kernel k_M, which is within
 // (R/sigma)^(2M+2)/(M+1)! of the Gaussian kernel for ||x||, ||y|| <= R.
 func ExampleNewTaylorGaussian() {
 	const sigma = 1.0
@@ -39,7 +39,7 @@ func ExampleNewTaylorGaussian() {
 
 // Random Fourier features approximate a shift-invariant kernel; feature j is
 // regenerated from (seed, j) alone, as the doubly stochastic gradients of
-// seed 001 require.
+// Dai et al. (NIPS 2014) require.
 func ExampleNewRandomFourier() {
 	k := kernel.RBF{LengthScale: 1}
 	rf, err := kernel.NewRandomFourier(k, 2, 4096, 1)

@@ -14,7 +14,7 @@ const maxFourierEntries = 1 << 28
 // FourierGenerator regenerates random Fourier features (omega_j, b_j) of a
 // shift-invariant kernel from a base seed and the feature index j alone,
 // without storing them: the "pseudo-random seed trick" of the doubly
-// stochastic gradients of seed 001, where a model keeps only coefficients and
+// stochastic gradients of Dai et al. (NIPS 2014), where a model keeps only coefficients and
 // a seed and must re-draw exactly the same frequencies at prediction time.
 //
 // Feature j is drawn from its own PCG stream, math/rand/v2
@@ -101,7 +101,7 @@ func validateSampler(k SpectralSampler) error {
 }
 
 // RandomFourier is the random Fourier feature map of a shift-invariant
-// kernel k (Rahimi and Recht; Bochner's theorem, Theorem 2 of seed 001):
+// kernel k (Rahimi and Recht; Bochner's theorem, Theorem 2 of Dai et al. (NIPS 2014)):
 //
 //	phi_j(x) = sqrt(2 k.Scale() / D) cos(omega_j . x + b_j),  j = 0..D-1,
 //

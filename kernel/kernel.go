@@ -86,7 +86,7 @@ func checkPositive(name string, v float64) error {
 //	k(x, y) = Variance * exp(-||x-y||^2 / (2 LengthScale^2)).
 //
 // The zero Variance is read as 1, so RBF{LengthScale: l} is the unit-variance
-// kernel. With LengthScale = sigma it is the Gaussian kernel of seeds 000-003.
+// kernel. With LengthScale = sigma it is the Gaussian kernel of Jézéquel et al. (NeurIPS 2019), Dai et al. (NIPS 2014), Li and Liao (ICML 2023) and Wen et al. (IJCAI 2024).
 type RBF struct {
 	LengthScale float64
 	Variance    float64
@@ -302,7 +302,7 @@ type FeatureMap interface {
 
 // SpectralSampler is implemented by shift-invariant kernels whose spectral
 // measure can be sampled (Bochner's theorem). It is what random Fourier
-// features and the doubly stochastic gradients of seed 001 need: a frequency
+// features and the doubly stochastic gradients of Dai et al. (NIPS 2014) need: a frequency
 // omega with E[cos(omega.(x-y))] = k(x, y)/k(0).
 type SpectralSampler interface {
 	Kernel

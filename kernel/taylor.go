@@ -15,7 +15,7 @@ const MaxTaylorFeatures = 10_000_000
 const taylorStackTable = 128
 
 // TaylorFeatureCount returns binom(degree+inputDim, inputDim), the number of
-// multi-indices k in N_0^d with |k| <= M (Section 3.1 of seed 000, r = |G_M|),
+// multi-indices k in N_0^d with |k| <= M (Section 3.1 of Jézéquel et al. (NeurIPS 2019), r = |G_M|),
 // exactly. It returns nil for negative arguments or when M+d overflows an
 // int.
 func TaylorFeatureCount(inputDim, degree int) *big.Int {
@@ -41,7 +41,7 @@ func taylorCount(d, m, limit int) (int, bool) {
 }
 
 // TaylorGaussian is the exact Taylor feature map of the Gaussian kernel
-// exp(-||x-y||^2/(2 sigma^2)) of Section 3.1, Eq. 6, seed 000:
+// exp(-||x-y||^2/(2 sigma^2)) of Section 3.1, Eq. 6, Jézéquel et al. (NeurIPS 2019):
 //
 //	g_k(x) = prod_i psi_{k_i}(x_i),  psi_t(z) = z^t / (sigma^t sqrt(t!)) exp(-z^2/(2 sigma^2)),
 //
@@ -194,7 +194,7 @@ func (t *TaylorGaussian) MultiIndex(j int, dst []int) {
 	}
 }
 
-// Map writes phi(x) = (g_k(x))_k into dst (Eq. 6, seed 000). It panics if
+// Map writes phi(x) = (g_k(x))_k into dst (Eq. 6, Jézéquel et al. (NeurIPS 2019)). It panics if
 // len(x) != InputDim() or len(dst) != Dim().
 func (t *TaylorGaussian) Map(dst, x []float64) {
 	if len(x) != t.d {
@@ -254,7 +254,7 @@ var invSqrt = func() []float64 {
 }()
 
 // TaylorKernel is the truncated Taylor kernel of the Gaussian kernel
-// (Lemma 12, seed 000), the kernel computed exactly by TaylorGaussian:
+// (Lemma 12, Jézéquel et al. (NeurIPS 2019)), the kernel computed exactly by TaylorGaussian:
 //
 //	k_M(x, y) = Variance exp(-(||x||^2 + ||y||^2)/(2 Sigma^2)) sum_{j=0..Degree} (x.y/Sigma^2)^j / j!.
 //
@@ -300,7 +300,7 @@ func expSeries(z float64, m int) float64 {
 	return s
 }
 
-// TaylorErrorBound returns the Lemma 13 (seed 000) bound
+// TaylorErrorBound returns the Lemma 13 (Jézéquel et al., NeurIPS 2019) bound
 //
 //	|k(x, y) - k_M(x, y)| <= (R/sigma)^(2M+2) / (M+1)!
 //
@@ -335,7 +335,7 @@ func TaylorDegree(radius, sigma, eps float64) int {
 	return -1
 }
 
-// TaylorTheoryDegree returns the degree of Theorem 4 (seed 000),
+// TaylorTheoryDegree returns the degree of Theorem 4 (Jézéquel et al., NeurIPS 2019),
 //
 //	M = ceil(max(8 R^2/sigma^2, 2 log(n / min(lambda, 1)))),
 //

@@ -2,6 +2,7 @@ package objectives
 
 import (
 	"bufio"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -238,14 +239,17 @@ func LoadCSV(r io.Reader, dim int) (*mat.Dense, error) {
 		if line == 1 {
 			text = strings.TrimPrefix(text, "\uFEFF") // UTF-8 byte-order mark
 		}
-		if k := strings.IndexByte(text, '#'); k >= 0 {
+		if k := commentStart(text); k >= 0 {
 			text = text[:k]
 		}
 		text = strings.TrimSpace(text)
 		if text == "" {
 			continue
 		}
-		fields := strings.Split(text, ",")
+		fields, err := splitCSVLine(text)
+		if err != nil {
+			return nil, fmt.Errorf("objectives: LoadCSV: line %d: %v", line, err)
+		}
 		if headerAllowed {
 			headerAllowed = false
 			if isHeader(fields) {
@@ -291,6 +295,45 @@ func LoadCSV(r io.Reader, dim int) (*mat.Dense, error) {
 		return nil, fmt.Errorf("objectives: LoadCSV: no arms in %d lines", line)
 	}
 	return mat.NewDense(rows, dim, data), nil
+}
+
+// commentStart returns the index of the first '#' outside double quotes,
+// -1 if there is none.
+func commentStart(text string) int {
+	quoted := false
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '"':
+			quoted = !quoted
+		case '#':
+			if !quoted {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// splitCSVLine splits one line of CSV into its fields. A line with a
+// quote is parsed by encoding/csv (a quoted number, as pandas' QUOTE_ALL or
+// a spreadsheet writes it, is its number; a quoted field may hold a comma);
+// the common unquoted line is split on commas without allocating a reader.
+func splitCSVLine(text string) ([]string, error) {
+	if !strings.ContainsRune(text, '"') {
+		return strings.Split(text, ","), nil
+	}
+	cr := csv.NewReader(strings.NewReader(text))
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	fields, err := cr.Read()
+	if err != nil {
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, err
+	}
+	return fields, nil
 }
 
 // isHeader reports whether no field of a line parses as a number.

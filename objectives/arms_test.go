@@ -258,6 +258,8 @@ func TestLoadCSV(t *testing.T) {
 		{"comment then header", "# c\nx\n7\n8\n", 1, [][]float64{{7}, {8}}},
 		{"BOM", "\uFEFFx,y\n1,2\n", 0, [][]float64{{1, 2}}},
 		{"one column", "0.25\n0.5\n", 0, [][]float64{{0.25}, {0.5}}},
+		// Quoted fields, as pandas' QUOTE_ALL or a spreadsheet writes them.
+		{"quoted", "\"x\",\"y # mm\"\n\"1.5\", \"-2\"\n3,\"4\" # c\n", 0, [][]float64{{1.5, -2}, {3, 4}}},
 	} {
 		got, err := LoadCSV(strings.NewReader(tc.in), tc.dim)
 		if err != nil {
@@ -302,6 +304,8 @@ func TestLoadCSVErrors(t *testing.T) {
 		{"overflow", "1e999,2\n", 0, "line 1: field 1 \"1e999\" is not finite"},
 		{"empty field", "1,,2\n", 0, "line 1: field 2 is empty"},
 		{"trailing comma", "1,2,\n", 0, "line 1: field 3 is empty"},
+		{"bad quote", "1,\"2\n", 0, "line 1: extraneous or missing \" in quoted-field"},
+		{"quoted text", "1,2\n\"3\",\"a\"\n", 0, `line 2: field 2 "a" is not a number`},
 		{"long line", "1," + strings.Repeat(" ", maxCSVLine) + "2\n", 0, "line 1: longer than"},
 	} {
 		_, err := LoadCSV(strings.NewReader(tc.in), tc.dim)

@@ -11,7 +11,7 @@ import (
 )
 
 // ALDConfig configures the approximate-linear-dependence learners of
-// seed 002 (AOGD-ALD, NONS-ALD).
+// Li and Liao (ICML 2023) (AOGD-ALD, NONS-ALD).
 type ALDConfig struct {
 	Kernel kernel.Kernel
 	Dim    int
@@ -33,7 +33,7 @@ type ALDConfig struct {
 	// (or AOGD-ALD's B0 rule) says, and every later x_t is represented by
 	// its projection onto the span of the J atoms (the ALD branch of eq. 6,
 	// with a residual that may exceed alpha). This keeps the per-round cost
-	// at O(dJ + J^2); it is not in seed 002, whose alpha = 25/T lets the
+	// at O(dJ + J^2); it is not in Li and Liao (ICML 2023), whose alpha = 25/T lets the
 	// dictionary grow with T.
 	MaxDictionary int
 	// Eta is NONS-ALD's constant step, 1/(4 (U^2 + Y^2)) by Theorem 4.6
@@ -42,7 +42,7 @@ type ALDConfig struct {
 }
 
 // ALDThreshold returns the experiments' ALD threshold alpha = 25/T
-// (seed 002, Appendix A; the R code's sqrt(alpha_t) <= 5/sqrt(T)).
+// (Li and Liao, ICML 2023, Appendix A; the R code's sqrt(alpha_t) <= 5/sqrt(T)).
 func ALDThreshold(T int) float64 { return 25 / float64(T) }
 
 // AOGDCap returns B0 = floor((sqrt(d^2 + 4 d T) - d)/2) of Theorem 3.2,
@@ -69,14 +69,14 @@ func (c *ALDConfig) validate() error {
 	return nil
 }
 
-// AOGDALD is AOGD-ALD (seed 002, Algorithm 1): kernel online gradient
+// AOGDALD is AOGD-ALD (Li and Liao, ICML 2023, Algorithm 1): kernel online gradient
 // descent on the square loss whose gradient g k(x_t, .) is replaced by its
 // projection g P_S k(x_t, .) onto the dictionary span when x_t passes the ALD
 // test (eq. 6), with the adaptive step eta_t = U / sqrt(1 + sum_{tau<=t}
 // ||grad_tau||^2) (including the current gradient, pitfall 3) and the
 // projection onto the ball ||f||_H <= U (eq. 3).
 //
-// It runs in the primal orthonormal coordinates of seed002.md Section 2: with
+// It runs in the primal orthonormal coordinates of the implementation notes on Li and Liao (ICML 2023) Section 2: with
 // the Cholesky-form Nystrom embedding phi(x) = L^{-1} k_S(x) of gp.Nystrom,
 // f = w.phi and ||f||_H = ||w||; an ALD round's gradient is g phi(x_t) (norm^2
 // g^2 (k(x_t,x_t) - alpha_t)), a growth round appends the coordinate
@@ -173,7 +173,7 @@ func (a *AOGDALD) Learn(x []float64, y float64) error {
 	return nil
 }
 
-// NONSALD is NONS-ALD (seed 002, Algorithm 3): the online Newton step on
+// NONSALD is NONS-ALD (Li and Liao, ICML 2023, Algorithm 3): the online Newton step on
 // Nystrom features phi_j of the ALD dictionary S(j), with the constant step
 // eta, A_j(t) = A_j(t-1) + eta grad grad^T, the generalized projection onto
 // the slab {w : |w.phi_j(x_{t+1})| <= U} (eq. 8, Theorem 4.9) and, when the
@@ -182,7 +182,7 @@ func (a *AOGDALD) Learn(x []float64, y float64) error {
 //	A_j = mu I + Q (A_{j-1} - mu I) Q^T,   w_j = Q w_{j-1}.
 //
 // In the Cholesky basis phi_j(x) = L_j^{-1} k_S(x) of gp.Nystrom, Q = [I; 0]
-// (seed002.md Section 5.2), so the transfer is A <- blockdiag(A, mu),
+// (the implementation notes on Li and Liao (ICML 2023) Section 5.2), so the transfer is A <- blockdiag(A, mu),
 // w <- (w; 0): an O(j) append to A's Cholesky factor instead of an SVD, Q and
 // an O(j^3) inverse. The projection of eq. 8 needs x_{t+1}; it is done at
 // the start of round t+1 with the old basis, before the dictionary grows
@@ -243,7 +243,7 @@ func (n *NONSALD) project(p []float64) {
 }
 
 // slabProject returns the A-norm projection of wtil onto the slab
-// |w.p| <= c (eq. 8 of seed 002, used by NONS-ALD and KONS), written into
+// |w.p| <= c (eq. 8 of Li and Liao (ICML 2023), used by NONS-ALD and KONS), written into
 // w, with q as scratch for A^{-1} p.
 func slabProject(w, q, wtil, p []float64, c float64, a *chol.Factor) (wOut, qOut []float64) {
 	w = append(w[:0], wtil...)

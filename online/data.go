@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -71,7 +72,8 @@ func LoadCSV(path string) (*Dataset, error) {
 }
 
 // ReadCSV parses the CSV format of LoadCSV from r. Blank lines are skipped;
-// a trailing comma on a line is ignored; a first line in which no field
+// a trailing comma on a line is ignored; a line with quotes is parsed by
+// encoding/csv (a quoted number is its number); a first line in which no field
 // parses as a number is taken as a header (Dataset.Header).
 func ReadCSV(r io.Reader, name string) (*Dataset, error) {
 	sc := bufio.NewScanner(r)
@@ -88,7 +90,20 @@ func ReadCSV(r io.Reader, name string) (*Dataset, error) {
 		}
 		b = bytes.TrimSuffix(b, []byte(","))
 		fields = fields[:0]
-		for len(b) > 0 {
+		quoted := bytes.IndexByte(b, '"') >= 0
+		if quoted {
+			// Quoted fields (pandas' QUOTE_ALL, a spreadsheet): encoding/csv.
+			cr := csv.NewReader(bytes.NewReader(b))
+			cr.TrimLeadingSpace = true
+			rec, err := cr.Read()
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %w", line, err)
+			}
+			for _, f := range rec {
+				fields = append(fields, []byte(f))
+			}
+		}
+		for len(b) > 0 && !quoted {
 			i := bytes.IndexByte(b, ',')
 			if i < 0 {
 				fields = append(fields, b)
@@ -259,18 +274,18 @@ func (ds *Dataset) Head(n int) *Dataset {
 type Range struct{ Lo, Hi float64 }
 
 var (
-	// FeatureRange is where seeds 000 and 002 rescale features: [-1, 1].
+	// FeatureRange is where Jézéquel et al. (NeurIPS 2019) and Li and Liao (ICML 2023) rescale features: [-1, 1].
 	FeatureRange = Range{-1, 1}
-	// UnitRange is where seed 002 rescales regression targets: [0, 1].
+	// UnitRange is where Li and Liao (ICML 2023) rescales regression targets: [0, 1].
 	UnitRange = Range{0, 1}
-	// SymmetricRange is where seed 000 rescales regression targets: [-1, 1].
+	// SymmetricRange is where Jézéquel et al. (NeurIPS 2019) rescales regression targets: [-1, 1].
 	SymmetricRange = Range{-1, 1}
 )
 
 // Scale rescales, in place, every feature column to fr and (for
 // regression) the targets to tr by the min-max map over the whole dataset,
-// the offline preprocessing of seed 002, Appendix A ("targets and features
-// rescaled to fit in [0, 1] and [-1, 1]") and seed 000, Section 4. Constant
+// the offline preprocessing of Li and Liao (ICML 2023), Appendix A ("targets and features
+// rescaled to fit in [0, 1] and [-1, 1]") and Jézéquel et al. (NeurIPS 2019), Section 4. Constant
 // columns map to the middle of the range. A nil range leaves that part
 // unchanged; classification labels are never rescaled.
 func (ds *Dataset) Scale(fr, tr *Range) {
@@ -361,7 +376,7 @@ func quantile(s []float64, q float64) float64 {
 
 // MedianDistance returns the median Euclidean distance between the pairs of
 // at most m rows of ds drawn without replacement from seed (all rows when
-// N <= m): the median heuristic for the Gaussian kernel width (seed 001,
+// N <= m): the median heuristic for the Gaussian kernel width (Dai et al., NIPS 2014,
 // Section 5, and common practice). It looks at the inputs only, never at
 // the targets, so it does not leak labels into the prequential protocol
 // (like the min-max feature scaling, it is offline preprocessing). It
@@ -452,7 +467,7 @@ func (s *DatasetStream) Order() []int { return s.order }
 
 // ExpTargets replaces every target y by exp(y - max y), in place. The
 // elevators file of ../shared/data (T. Evans' uci_datasets, from Wilson et
-// al.) stores log(Goal) minus its mean, while seed 002 used the raw WEKA
+// al.) stores log(Goal) minus its mean, while Li and Liao (ICML 2023) used the raw WEKA
 // target Goal: exp(y - c) is Goal up to a positive factor, which the min-max
 // rescaling of Scale removes, so ExpTargets then Scale reproduces the
 // paper's targets exactly.

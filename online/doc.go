@@ -1,5 +1,5 @@
 // Package online holds the online (prequential) kernel regression and
-// classification learners of seeds 000-003, built as special cases of the
+// classification learners of Jézéquel et al. (NeurIPS 2019), Dai et al. (NIPS 2014), Li and Liao (ICML 2023) and Wen et al. (IJCAI 2024), built as special cases of the
 // module's sketching core: a kernel (package kernel), a dictionary (the
 // Cholesky-form Nystrom embedding gp.Nystrom) or an explicit feature map
 // (kernel.TaylorGaussian, kernel.RandomFourier), and a second-order
@@ -13,23 +13,23 @@
 // Learners:
 //
 //   - Exact: online kernel ridge regression (KRR) and Kernel-AWV, the exact
-//     O(t^2)-per-round references of seed 000 (eq. 3).
-//   - PKAWVFeatures: PKAWV on a fixed embedding (seed 000, Algorithm 1), with
+//     O(t^2)-per-round references of Jézéquel et al. (NeurIPS 2019) (eq. 3).
+//   - PKAWVFeatures: PKAWV on a fixed embedding (Jézéquel et al., NeurIPS 2019, Algorithm 1), with
 //     the Taylor basis of the Gaussian kernel (Section 3.1, eq. 6).
 //   - PKAWVNystrom: PKAWV on a Nystrom dictionary grown by KORS leverage
-//     sampling (seed 000, Section 3.2, Algorithm 2).
-//   - AOGDALD and NONSALD: seed 002, Algorithms 1 and 3, with the Cholesky
+//     sampling (Jézéquel et al., NeurIPS 2019, Section 3.2, Algorithm 2).
+//   - AOGDALD and NONSALD: Li and Liao (ICML 2023), Algorithms 1 and 3, with the Cholesky
 //     basis in which the NONS-ALD state transfer (Lemmas 4.2, 4.3) is a
 //     zero-padding.
-//   - FORKS: seed 003, Algorithm 1: incremental sketching (Eq. 11),
+//   - FORKS: Wen et al. (IJCAI 2024), Algorithm 1: incremental sketching (Eq. 11),
 //     truncated incremental SVD (Algorithm 2, Eqs. 6-9) and the online Newton
 //     step with slab projection (Eq. 10).
-//   - DSG: doubly stochastic functional gradients (seed 001, Algorithms 1-2),
+//   - DSG: doubly stochastic functional gradients (Dai et al., NIPS 2014, Algorithms 1-2),
 //     random features regenerated from seeds, never stored.
 //   - FOGD and NOGD: the random-Fourier and Nystrom online gradient descent
-//     baselines of Lu et al. (JMLR 2016) used by the tables of seeds 002-003.
+//     baselines of Lu et al. (JMLR 2016) used by the tables of Li and Liao (ICML 2023) and Wen et al. (IJCAI 2024).
 //   - KONS: PROS-N-KONS and CON-KONS (Calandriello et al. 2017a), the
-//     remaining baselines of seed 002's Table 3.
+//     remaining baselines of Li and Liao's (ICML 2023) Table 3.
 //   - RunningMean: the baseline every learner must beat.
 //
 // Wrappers: Centered (running mean plus the learner, learned on the
@@ -43,7 +43,7 @@
 //
 // Streams: a Dataset in a seeded random order (with the papers'
 // preprocessing, features to [-1, 1] and targets to [0, 1]), the block
-// streams of seed 003 (Section 5.2), the greedy adversary of seed 000
+// streams of Wen et al. (IJCAI 2024) (Section 5.2), the greedy adversary of Jézéquel et al. (NeurIPS 2019)
 // (Appendix G) and noisy evaluations of a synthetic objective.
 //
 // Learners are not safe for concurrent use. All randomness comes from

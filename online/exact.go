@@ -8,15 +8,15 @@ import (
 	"github.com/bkb-go/bkb/kernel"
 )
 
-// Mode selects between the two forecasters of seed 000 (pitfall P5).
+// Mode selects between the two forecasters of Jézéquel et al. (NeurIPS 2019) (pitfall P5).
 type Mode int
 
 const (
 	// KRR is online kernel ridge regression: yhat_t = phi(x_t)^T A_{t-1}^{-1} b_{t-1},
 	// the "Kernel Ridge Regression / Projected-KRR" of the real-data runs
-	// (seed 000, Section 4).
+	// (Jézéquel et al., NeurIPS 2019, Section 4).
 	KRR Mode = iota
-	// AWV is the Vovk-Azoury-Warmuth forecaster (seed 000, eq. 3): the
+	// AWV is the Vovk-Azoury-Warmuth forecaster (Jézéquel et al., NeurIPS 2019, eq. 3): the
 	// current point enters A before predicting, yhat_t = phi(x_t)^T A_t^{-1} b_{t-1}
 	// = yhat_KRR / (1 + s_t^2) with s_t^2 = phi(x_t)^T A_{t-1}^{-1} phi(x_t).
 	AWV
@@ -35,13 +35,13 @@ func (m Mode) String() string {
 // power of two (chol.Factor's storage), 512 MiB at 8192.
 const DefaultExactCapacity = 8192
 
-// Exact is the exact online kernel forecaster of seed 000: Kernel-AWV
+// Exact is the exact online kernel forecaster of Jézéquel et al. (NeurIPS 2019): Kernel-AWV
 // (eq. 3, Proposition 1) or online kernel ridge regression, in dual form
 //
 //	yhat_KRR = k_{t-1}(x_t)^T (K_{t-1} + lambda I)^{-1} Y_{t-1},
 //	yhat_AWV = yhat_KRR / (1 + s_t^2),  s_t^2 = (k(x_t,x_t) - k^T (K + lambda I)^{-1} k) / lambda,
 //
-// the identity of seed000.md Section 1.1. It keeps the Cholesky factor L of
+// the identity of the implementation notes on Jézéquel et al. (NeurIPS 2019) Section 1.1. It keeps the Cholesky factor L of
 // K_{t-1} + lambda I (grown by one row per round, O(t^2)) and v = L^{-1} Y,
 // so that a prediction is one triangular solve z = L^{-1} k and
 // yhat_KRR = z.v. O(t^2) time per round and O(t^2) memory: it is the

@@ -11,7 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// FORKSConfig configures FORKS (seed 003). The paper's Table 1 settings for
+// FORKSConfig configures FORKS (Wen et al., IJCAI 2024). The paper's Table 1 settings for
 // N <= 10000 are Budget 50, Sp 50, Sm 10, Rank 5, Rho floor(0.3 N), Alpha
 // 0.01, Sigma 0.5, EtaKOGD 0.2 (see PaperFORKS).
 type FORKSConfig struct {
@@ -51,7 +51,7 @@ type FORKSConfig struct {
 	Seed uint64
 }
 
-// PaperFORKS returns the Table 1 configuration of seed 003 for a stream
+// PaperFORKS returns the Table 1 configuration of Wen et al. (IJCAI 2024) for a stream
 // of length n (n <= 10000: B = 50; otherwise B = 100), with s_p = B,
 // s_m = 0.2 s_p, k = 0.1 B, rho = floor(0.3 n), alpha = 0.01, sigma_i = 0.5,
 // eta_i = 0, eta = 0.2, D = 1 and the hinge loss; C = 1 (not in the paper).
@@ -68,7 +68,7 @@ func PaperFORKS(k kernel.Kernel, dim, n int, seed uint64) FORKSConfig {
 	}
 }
 
-// AdversarialFORKS returns the Section 5.2 configuration of seed 003 for a
+// AdversarialFORKS returns the Section 5.2 configuration of Wen et al. (IJCAI 2024) for a
 // block stream of length n: B = 200, s_p = 0.75 B = 150, s_m = 30,
 // k = 20, rho = floor(0.005 (n - B)).
 func AdversarialFORKS(k kernel.Kernel, dim, n int, seed uint64) FORKSConfig {
@@ -116,7 +116,7 @@ func (c *FORKSConfig) validate() error {
 }
 
 // FORKS is the Fast second-Order online kernel learner with incremental
-// sketching and decomposition of seed 003 (Algorithm 1):
+// sketching and decomposition of Wen et al. (IJCAI 2024) (Algorithm 1):
 //
 //   - Stage 1 runs kernel OGD and stores the examples with nonzero loss
 //     until there are B of them.
@@ -131,7 +131,7 @@ func (c *FORKSConfig) validate() error {
 //     rank-one updates of Eq. 11, TISVD (Algorithm 2, Eqs. 6-9) refreshes
 //     V, Sigma and the map, and A, w are reset.
 //
-// TISVD is done in its symmetric form (seed003.md trick T5): Phi_pp is
+// TISVD is done in its symmetric form (the implementation notes on Wen et al. (IJCAI 2024) trick T5): Phi_pp is
 // symmetric and its update Delta1 Delta2^T of Eq. 12 equals Delta M Delta^T
 // with Delta = [s_p, u] and M = [[kappa_nn, 1], [1, 0]], so one basis V is
 // kept (orthogonalized by a rank-revealing Gram-Schmidt, pitfall 6) and the
@@ -139,7 +139,7 @@ func (c *FORKSConfig) validate() error {
 //
 // Predictions: the prediction at round t is made with the model of round
 // t-1; a map refreshed at round t is used from round t+1 on (the
-// phi_{t+2} indexing of Eq. 5; seed003.md Section 3.2 remarks).
+// phi_{t+2} indexing of Eq. 5; the implementation notes on Wen et al. (IJCAI 2024) Section 3.2 remarks).
 type FORKS struct {
 	cfg FORKSConfig
 	rng *rand.Rand
@@ -387,7 +387,7 @@ func (f *FORKS) decompose() error {
 }
 
 // featureMap sets Z = pinv(Phi_pm) V Sigma^{1/2} through a thin SVD of Phi_pm
-// with relative tolerance 1e-10 (seed003.md trick T6, pitfall 8).
+// with relative tolerance 1e-10 (the implementation notes on Wen et al. (IJCAI 2024) trick T6, pitfall 8).
 func (f *FORKS) featureMap() error {
 	sp, sm, k := f.cfg.Sp, f.cfg.Sm, f.cfg.Rank
 	var svd mat.SVD

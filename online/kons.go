@@ -12,7 +12,7 @@ import (
 )
 
 // KONSConfig configures PROS-N-KONS and CON-KONS, the two baselines of
-// seed 002's Table 3 built on Calandriello et al. (2017a, "Efficient
+// Li and Liao's (ICML 2023) Table 3 built on Calandriello et al. (2017a, "Efficient
 // second-order online kernel learning with adaptive embedding").
 type KONSConfig struct {
 	Kernel kernel.Kernel
@@ -29,7 +29,7 @@ type KONSConfig struct {
 	C float64
 	// Restart selects PROS-N-KONS (restart A = alpha I, w = 0 at every
 	// dictionary change); false is CON-KONS (continue: A <- blockdiag(A,
-	// alpha), w <- (w; 0), the transfer Q A Q^T, Q w of seed002.md Section
+	// alpha), w <- (w; 0), the transfer Q A Q^T, Q w of the implementation notes on Li and Liao (ICML 2023) Section
 	// "CON-KONS" in the Cholesky basis where Q = [I; 0]).
 	Restart bool
 	// MaxDictionary is the budget J (0: none): KORS stops sampling at J.
@@ -41,7 +41,7 @@ type KONSConfig struct {
 // step coefficient sigma/2, sigma = 1/(8 C^2) (the official R code of seed
 // 002), on the Nystrom features phi(x) = L^{-1} k_S(x) of a dictionary
 // sampled by KORS. The feature map changes at the start of the round after
-// a point is accepted (seed002.md), so Predict has no side effects. The
+// a point is accepted (the implementation notes on Li and Liao (ICML 2023)), so Predict has no side effects. The
 // projection onto |w.phi(x_{t+1})| <= C is done lazily at the start of
 // round t+1, as in NONSALD. O(dJ + J^2) per round (a restart rebuilds the
 // factor of alpha I in O(J^2)).
@@ -143,7 +143,7 @@ func (k *KONS) Learn(x []float64, y float64) error {
 	return nil
 }
 
-// korsStep draws KORS's Bernoulli for x (seed 000's closed form, see KORS)
+// korsStep draws KORS's Bernoulli for x (Jézéquel et al.'s (NeurIPS 2019) closed form, see KORS)
 // and on acceptance grows the dictionary and transfers or restarts the
 // Newton state.
 func (k *KONS) korsStep(x []float64) {

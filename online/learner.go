@@ -8,12 +8,12 @@ import (
 	"time"
 )
 
-// Learner is an online learner in the prequential protocol of seeds 000-003:
+// Learner is an online learner in the prequential protocol of Jézéquel et al. (NeurIPS 2019), Dai et al. (NIPS 2014), Li and Liao (ICML 2023) and Wen et al. (IJCAI 2024):
 // at round t it receives x_t and predicts (Predict), then the label y_t is
 // revealed and it updates (Learn).
 //
 // Predict must not change what the learner would predict at any other
-// point: adversaries (seed 000, Appendix G) probe it at many candidate
+// point: adversaries (Jézéquel et al., NeurIPS 2019, Appendix G) probe it at many candidate
 // points before choosing x_t. Learn(x, y) performs round t; calling Predict(x)
 // before it is allowed but not required. Neither Predict nor Learn retains x.
 type Learner interface {
@@ -34,11 +34,11 @@ type Task int
 
 const (
 	// Regression is scored by the online mean squared error
-	// (1/T) sum_t (yhat_t - y_t)^2 (seed 002, Appendix A).
+	// (1/T) sum_t (yhat_t - y_t)^2 (Li and Liao, ICML 2023, Appendix A).
 	Regression Task = iota
 	// Classification has labels in {-1, +1} and is scored by the online
 	// mistake rate #{t : sign(yhat_t) != y_t} / T, with sign(0) = +1 (the
-	// tie-break of seed 003, pitfall 10).
+	// tie-break of Wen et al. (IJCAI 2024), pitfall 10).
 	Classification
 )
 
@@ -58,13 +58,13 @@ func (t Task) String() string {
 type Loss int
 
 const (
-	// Square is l = (f - y)^2, l' = 2 (f - y) (seed 002, Section 2).
+	// Square is l = (f - y)^2, l' = 2 (f - y) (Li and Liao, ICML 2023, Section 2).
 	Square Loss = iota
 	// Hinge is l = max(0, 1 - y f), l' = -y when y f < 1 and 0 otherwise
-	// (seed 003, Section 5; seed 001, Section 4).
+	// (Wen et al., IJCAI 2024, Section 5; Dai et al. (NIPS 2014), Section 4).
 	Hinge
 	// Logistic is l = log(1 + exp(-y f)), l' = -y sigmoid(-y f)
-	// (seed 001, Section 4).
+	// (Dai et al., NIPS 2014, Section 4).
 	Logistic
 )
 

@@ -8,12 +8,12 @@ import (
 )
 
 // ridge is linear AWV / recursive least squares on an embedding phi in R^r,
-// the core of PKAWV (seed 000, Algorithm 1):
+// the core of PKAWV (Jézéquel et al., NeurIPS 2019, Algorithm 1):
 //
 //	A = lambda I + sum_s phi_s phi_s^T,  b = sum_s y_s phi_s,
 //	yhat_KRR = phi^T A^{-1} b,  yhat_AWV = yhat_KRR / (1 + phi^T A^{-1} phi).
 //
-// A is held as a Cholesky factor L updated by cholup (seed 000, Section 4,
+// A is held as a Cholesky factor L updated by cholup (Jézéquel et al., NeurIPS 2019, Section 4,
 // trick 3; pitfall P15: no Sherman-Morrison), with c = L^{-1} b, so that a
 // prediction is one triangular solve u = L^{-1} phi: yhat_KRR = u.c and
 // s^2 = ||u||^2. An embedding that gains a coordinate (a Nystrom dictionary
@@ -77,7 +77,7 @@ func (r *ridge) shrink() {
 	r.c = r.c[:n-1]
 }
 
-// PKAWVFeatures is PKAWV on a fixed embedding phi~ (seed 000, Section 3.1
+// PKAWVFeatures is PKAWV on a fixed embedding phi~ (Jézéquel et al., NeurIPS 2019, Section 3.1
 // and Appendix H.1, Algorithm 1, with the typo of pitfall P6 corrected): linear
 // AWV, or linear ridge regression in KRR mode, on phi~(x). With the Taylor
 // basis of the Gaussian kernel (kernel.TaylorGaussian, Q = I by Lemma 11) it
@@ -109,7 +109,7 @@ func NewPKAWVFeatures(fm kernel.FeatureMap, lambda float64, mode Mode, name stri
 }
 
 // NewPKAWVTaylor returns PKAWV with the degree-M Taylor features of the
-// Gaussian kernel exp(-||x-y||^2/(2 sigma^2)) on R^dim (seed 000, eq. 6).
+// Gaussian kernel exp(-||x-y||^2/(2 sigma^2)) on R^dim (Jézéquel et al., NeurIPS 2019, eq. 6).
 func NewPKAWVTaylor(dim, degree int, sigma, lambda float64, mode Mode) (*PKAWVFeatures, error) {
 	fm, err := kernel.NewTaylorGaussian(dim, degree, sigma)
 	if err != nil {

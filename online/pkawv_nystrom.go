@@ -12,7 +12,7 @@ import (
 )
 
 // KORS holds the parameters of Kernel Online Row Sampling (Calandriello et
-// al. 2017, Prop. 1; seed 000, Section 3.2 and Proposition 5), the rule that
+// al. 2017, Prop. 1; Jézéquel et al. (NeurIPS 2019), Section 3.2 and Proposition 5), the rule that
 // grows PKAWV's Nystrom dictionary. At round t, with the approximate ridge
 // leverage score
 //
@@ -20,7 +20,7 @@ import (
 //	tau_t = (1+Eps) q_t / (q_t + Mu),
 //
 // x_t is added with probability p_t = min(Beta tau_t, 1) and weight
-// s = 1/sqrt(p_t) (seed000.md, "closed form", checked there against the
+// s = 1/sqrt(p_t) (the implementation notes on Jézéquel et al. (NeurIPS 2019), "closed form", checked there against the
 // paper code's temporary-dictionary formula).
 type KORS struct {
 	// Mu is KORS's regularization (the accuracy mu of Theorem 6). The
@@ -37,7 +37,7 @@ type KORS struct {
 }
 
 // DefaultKORS returns the experiments' KORS parameters: mu = 1, eps = 0.5,
-// beta = 1 (seed 000, Section 4).
+// beta = 1 (Jézéquel et al., NeurIPS 2019, Section 4).
 func DefaultKORS() KORS { return KORS{Mu: 1, Eps: 0.5, Beta: 1} }
 
 func (k KORS) validate() error {
@@ -68,7 +68,7 @@ type PKAWVNystromConfig struct {
 	Seed uint64
 }
 
-// PKAWVNystrom is PKAWV with Nystrom projections (seed 000, Section 3.2,
+// PKAWVNystrom is PKAWV with Nystrom projections (Jézéquel et al., NeurIPS 2019, Section 3.2,
 // Algorithm 2): the forecaster of eq. 4 restricted to
 // H~_t = span{phi(x) : x in I_t}, with the dictionary I_t grown by KORS and
 // never shrunk. x_t may join I_t at round t, before its prediction.
@@ -77,7 +77,7 @@ type PKAWVNystromConfig struct {
 // (whose conditioning is that of K_II), it runs linear AWV on the
 // Cholesky-form Nystrom embedding z(x) = L^{-1} k_I(x), L L^T = K_II, of
 // gp.Nystrom: A = lambda I + sum_s z(x_s) z(x_s)^T has eigenvalues >= lambda,
-// and the two give the same predictions (seed000.md Sections 1.7 and 9,
+// and the two give the same predictions (the implementation notes on Jézéquel et al. (NeurIPS 2019) Sections 1.7 and 9,
 // check 7). When x joins I every past embedding gains one coordinate
 // (gp.NewCoordinate), so A and b are bordered by one row: O(t m) on growth
 // rounds, which needs the past inputs and their embeddings (pitfall P9),

@@ -14,14 +14,14 @@ import (
 type Profile string
 
 const (
-	// Profile000 is seed 000, Section 4: lambda = 1, KORS mu = 1, beta = 1,
+	// Profile000 is Jézéquel et al. (NeurIPS 2019), Section 4: lambda = 1, KORS mu = 1, beta = 1,
 	// eps = 0.5, FOGD with 1000 frequencies and eta = 1/sqrt(n), targets in
 	// [-1, 1].
 	Profile000 Profile = "000"
-	// Profile002 is seed 002, Appendix A: alpha = 25/T, U = 2 (AOGD-ALD),
+	// Profile002 is Li and Liao (ICML 2023), Appendix A: alpha = 25/T, U = 2 (AOGD-ALD),
 	// U = 1, mu = 1 (NONS-ALD), FOGD D = 400, NOGD B = 400, targets in [0, 1].
 	Profile002 Profile = "002"
-	// Profile003 is seed 003, Section 5.1: FORKS Table 1 settings, FOGD with
+	// Profile003 is Wen et al. (IJCAI 2024), Section 5.1: FORKS Table 1 settings, FOGD with
 	// 4B features and NOGD with B and k = 0.1 B, eta = 0.2, hinge loss.
 	Profile003 Profile = "003"
 )
@@ -50,7 +50,7 @@ type Setting struct {
 	// the residual y_t - mean_t (see Centered). Off in the papers' profiles.
 	Center bool
 	// Lambda is the ridge of krr, kawv and the PKAWV/PKRR learners (0: 1,
-	// seed 000's value).
+	// Jézéquel et al.'s (NeurIPS 2019) value).
 	Lambda float64
 	// Widths, when it has more than one entry, makes Build return a
 	// WidthMix of the learner at each width (unless the spec sets width).
@@ -76,10 +76,10 @@ func (s Setting) capFixed(v int) int {
 // dictionaries that grow with the stream (ALD, KORS). The budget is a
 // capacity limit: on the first 2000 rows of a GP-prior sample in 16
 // dimensions, PKRR-Nystrom at its best width and lambda makes 1.23 times
-// tuned exact KRR's MSE with J = 400 (the size seed 002 gives FOGD and
+// tuned exact KRR's MSE with J = 400 (the size Li and Liao (ICML 2023) gives FOGD and
 // NOGD), 1.11 with 600 and 1.06 with 800; on Friedman #1 in 16 dimensions
 // 1.16 with 600 and 1.10 with 800 (docs/online.md). 800 keeps every
-// stream of the issue 12 table within 20% with a margin, for 4 times the
+// stream of that table within 20% with a margin, for 4 times the
 // O(J^2) per-round cost of 400 once the dictionary is full.
 const DefaultBudget = 800
 
@@ -256,7 +256,7 @@ func Build(spec string, s Setting) (Learner, error) {
 		l, err = NewPKAWVTaylor(s.Dim, m, width, lambda, mode)
 	case "pkawv-nystrom", "pkrr-nystrom":
 		lambda, e1 := p.float("lambda", s.lambda())
-		// KORS's accuracy mu defaults to the ridge lambda (seed 000 sets
+		// KORS's accuracy mu defaults to the ridge lambda (Jézéquel et al. (NeurIPS 2019) sets
 		// both to 1): the projection error of a mu-accurate dictionary is
 		// of order mu, negligible against lambda only when mu <= lambda.
 		mu, e2 := p.float("mu", lambda)
@@ -297,7 +297,7 @@ func Build(spec string, s Setting) (Learner, error) {
 			l, err = NewNONSALD(cfg)
 		}
 	case "pros-n-kons", "con-kons":
-		// alpha = 5 and gamma = 10, of seed 002's grids {1, 5, 15} and
+		// alpha = 5 and gamma = 10, of Li and Liao's (ICML 2023) grids {1, 5, 15} and
 		// {0.5, 1, 5, 10} (the chosen values are not reported): the first
 		// Newton step after a (re)start moves the prediction by
 		// -2 (f - y)/alpha, which overshoots the target for alpha < 2, and
@@ -324,7 +324,7 @@ func Build(spec string, s Setting) (Learner, error) {
 			// FORKS was only run with the hinge loss. For the square loss with
 			// targets in [0, 1] its constants sigma_i = 0.5, alpha = 0.01
 			// overshoot after every reset; use NONS-ALD's (Theorem 4.6 of
-			// seed 002): sigma_i = 1/(4(U^2+Y^2)) = 1/8, alpha = mu = 1.
+			// Li and Liao (ICML 2023)): sigma_i = 1/(4(U^2+Y^2)) = 1/8, alpha = mu = 1.
 			c.Sigma, c.Alpha = 0.125, 1
 		}
 		var es [12]error

@@ -37,6 +37,9 @@ func TestReadCSV(t *testing.T) {
 		{"one column", "1\n2\n", 0, 0, 0, "at least 2"},
 		{"empty", "\n", 0, 0, 0, "no examples"},
 		{"nan", "1,NaN,3\n", 0, 0, 0, "non-finite"},
+		// pandas' QUOTE_ALL and spreadsheets quote every field.
+		{"quoted", "\"a\",\"b\",\"y\"\n\"1\",\"2\",\"0.5\"\n\"3\", \"4\",1.5\n", 2, 2, Regression, ""},
+		{"bad quote", "1,\"2,3\n", 0, 0, 0, "line 1"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"github.com/bkb-go/bkb/objectives"
 )
 
-// BlockStream is the adversarial stream of seed 003, Section 5.2: b blocks;
+// BlockStream is the adversarial stream of Wen et al. (IJCAI 2024), Section 5.2: b blocks;
 // in each block one instance drawn uniformly from the dataset is repeated r
 // times, and the labels of every even-numbered block (the 2nd, 4th, ...) are
 // multiplied by -1. codrna-1/german-1 use b = 500, r = 10 (T = 5000),
@@ -71,7 +71,7 @@ func (s *BlockStream) Task() Task { return s.ds.Task }
 
 // AdversaryConfig configures NewAdversary.
 type AdversaryConfig struct {
-	// Dim is d (seed 000: 5), N the number of rounds (80).
+	// Dim is d (Jézéquel et al. (NeurIPS 2019): 5), N the number of rounds (80).
 	Dim, N int
 	// Kernel and Lambda define the comparator class: the regret is against
 	// the best function in hindsight of the penalized problem
@@ -85,7 +85,7 @@ type AdversaryConfig struct {
 	Seed               uint64
 }
 
-// Adversary is the greedy adversary of seed 000, Appendix G: at each
+// Adversary is the greedy adversary of Jézéquel et al. (NeurIPS 2019), Appendix G: at each
 // round it searches (x_t, y_t) in [-1, 1]^d x [-1, 1] maximizing the
 // increase of the learner's regret,
 //

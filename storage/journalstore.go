@@ -65,15 +65,20 @@ type JournalStore struct {
 
 // JournalStoreOptions are the options of [OpenJournalStore]; the zero value
 // is the default. There are none yet: the type lets options be added
-// without changing OpenJournalStore's signature.
+// without changing OpenJournalStore's signature, which takes them as an
+// optional argument.
 type JournalStoreOptions struct{}
 
 // OpenJournalStore returns the journal storage of the file path. The file
 // need not exist: [JournalStore.CreateStudy] creates it, and the other
-// methods fail with [ErrNotFound] until it exists.
-func OpenJournalStore(path string, _ JournalStoreOptions) (*JournalStore, error) {
+// methods fail with [ErrNotFound] until it exists. opts are optional
+// (OpenJournalStore(path) takes the defaults); at most one may be given.
+func OpenJournalStore(path string, opts ...JournalStoreOptions) (*JournalStore, error) {
 	if path == "" {
 		return nil, errors.New("storage: journal store: empty path")
+	}
+	if len(opts) > 1 {
+		return nil, fmt.Errorf("storage: journal store: %d options structs, want at most one", len(opts))
 	}
 	host, err := os.Hostname()
 	if err != nil || host == "" {

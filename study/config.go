@@ -54,8 +54,9 @@ const (
 	CurrentVersion = 5
 	// DefaultFitEvery is the warm refit period of version 2 (see Fit).
 	DefaultFitEvery = 10
-	// DefaultArmCountV2 is the size of version 2's global space-filling
-	// set when the candidates grow (the refinement does the rest).
+	// DefaultArmCountV2 is the default number of sobol, lhs and random
+	// arms from version 2 on: the global space-filling set, which growing
+	// candidates refine (a grid keeps DefaultArmCount).
 	DefaultArmCountV2 = 512
 )
 
@@ -96,12 +97,23 @@ const (
 	FitARD = "ard"
 )
 
-// Policies, arm sets and kernels a Config may name.
+// Policies, arm sets and kernels a Config may name (unexported so that no
+// caller can change what Normalize accepts; the functions below return
+// copies).
 var (
-	PolicyNames = []string{"bkb", "gp-ucb", "thompson", "ei", "random", "bkb-thompson", "bbkb", "ada-bkb"}
-	ArmKinds    = []string{"sobol", "lhs", "random", "grid", "csv"}
-	KernelNames = []string{"rbf", "matern12", "matern32", "matern52"}
+	policyNames = []string{"bkb", "gp-ucb", "thompson", "ei", "random", "bkb-thompson", "bbkb", "ada-bkb"}
+	armKinds    = []string{"sobol", "lhs", "random", "grid", "csv"}
+	kernelNames = []string{"rbf", "matern12", "matern32", "matern52"}
 )
+
+// PolicyNames returns the policies a Config may name, in a new slice.
+func PolicyNames() []string { return slices.Clone(policyNames) }
+
+// ArmKinds returns the arm sets a Config may name, in a new slice.
+func ArmKinds() []string { return slices.Clone(armKinds) }
+
+// KernelNames returns the kernels a Config may name, in a new slice.
+func KernelNames() []string { return slices.Clone(kernelNames) }
 
 // Direction says whether a study minimizes or maximizes its objective.
 type Direction string
@@ -123,7 +135,7 @@ type Config struct {
 	Version   int       `json:"version"`
 	Space     Space     `json:"space"`
 	Direction Direction `json:"direction"`
-	// Policy is one of PolicyNames.
+	// Policy is one of PolicyNames().
 	Policy string `json:"policy"`
 	// Arms is how the candidate set is built from the space.
 	Arms Arms `json:"arms"`
@@ -144,7 +156,8 @@ type Config struct {
 	// and the policy: the same seed gives the same study.
 	Seed uint64 `json:"seed"`
 	// Init is the size of the initial design: distinct random arms asked
-	// before the policy starts (0: max(5, d+1)).
+	// before the policy starts (0: max(5, 2d) for d parameters; version 1:
+	// max(5, d+1)).
 	Init int `json:"init"`
 	// RawValues tells the GP raw values instead of values standardized by
 	// the initial design.
@@ -177,7 +190,7 @@ type Config struct {
 
 // Arms says how the finite candidate set is built from the space.
 type Arms struct {
-	Kind   string `json:"kind"`              // one of ArmKinds
+	Kind   string `json:"kind"`              // one of ArmKinds()
 	N      int    `json:"n,omitempty"`       // sobol, lhs, random: number of points
 	PerDim int    `json:"per_dim,omitempty"` // grid: points per parameter
 	File   string `json:"file,omitempty"`    // csv: absolute path
@@ -187,7 +200,7 @@ type Arms struct {
 
 // Kernel is the GP prior's covariance on the encoded unit box.
 type Kernel struct {
-	Name        string  `json:"name"` // one of KernelNames
+	Name        string  `json:"name"` // one of KernelNames()
 	LengthScale float64 `json:"length_scale"`
 }
 
@@ -238,8 +251,8 @@ func (c *Config) Normalize() error {
 		c.Policy = DefaultPolicy
 	}
 	c.Policy = strings.ToLower(c.Policy)
-	if !slices.Contains(PolicyNames, c.Policy) {
-		return fmt.Errorf("study: unknown policy %q; valid: %s", c.Policy, strings.Join(PolicyNames, ", "))
+	if !slices.Contains(policyNames, c.Policy) {
+		return fmt.Errorf("study: unknown policy %q; valid: %s", c.Policy, strings.Join(policyNames, ", "))
 	}
 	if c.Arms.Kind == "" {
 		c.Arms.Kind = DefaultArms
@@ -279,7 +292,7 @@ func (c *Config) Normalize() error {
 			return errors.New("study: csv arms need a file")
 		}
 	default:
-		return fmt.Errorf("study: unknown arm set %q; valid: %s", c.Arms.Kind, strings.Join(ArmKinds, ", "))
+		return fmt.Errorf("study: unknown arm set %q; valid: %s", c.Arms.Kind, strings.Join(armKinds, ", "))
 	}
 	if c.Arms.Seed == 0 {
 		c.Arms.Seed = c.Seed
@@ -450,7 +463,7 @@ func (k Kernel) build(l float64) (kernel.Kernel, error) {
 	case "matern52", "matern":
 		return kernel.Matern{Nu: 2.5, LengthScale: l}, nil
 	}
-	return nil, fmt.Errorf("study: unknown kernel %q; valid: %s", k.Name, strings.Join(KernelNames, ", "))
+	return nil, fmt.Errorf("study: unknown kernel %q; valid: %s", k.Name, strings.Join(kernelNames, ", "))
 }
 
 // betaSchedule parses Beta; gpScale reports whether BKB should use the
@@ -728,6 +741,7 @@ func readCSV(r io.Reader, space Space, name string, withValue bool) ([]csvRow, e
 		order[i] = i
 	}
 	valueCol := p
+	statusCol := -1 // a "status" column (bkb export): rows not complete are skipped
 	for first := true; ; first = false {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -737,8 +751,29 @@ func readCSV(r io.Reader, space Space, name string, withValue bool) ([]csvRow, e
 		if err != nil {
 			return nil, fmt.Errorf("study: %s: %w", name, err)
 		}
+		if first && withValue && isCSVHeader(rec, space) && slices.ContainsFunc(rec, func(f string) bool { return strings.TrimSpace(f) == "value" }) {
+			// A header with a "value" column may have other columns too
+			// (the trace of bkb export and optimize --trace): they are
+			// ignored, and with a "status" column only complete rows count.
+			want = len(rec)
+			for j, f := range rec {
+				switch strings.TrimSpace(f) {
+				case "value":
+					valueCol = j
+				case "status":
+					statusCol = j
+				}
+			}
+			for i, prm := range space.Params {
+				order[i] = slices.IndexFunc(rec, func(f string) bool { return strings.TrimSpace(f) == prm.Name })
+			}
+			continue
+		}
 		if len(rec) != want {
 			return nil, fmt.Errorf("study: %s:%d: %d fields, want %d (%s)", name, line, len(rec), want, strings.Join(csvColumns(space, withValue), ","))
+		}
+		if statusCol >= 0 && strings.TrimSpace(rec[statusCol]) != string(Complete) {
+			continue
 		}
 		if first && isCSVHeader(rec, space) {
 			cols := map[string]int{}

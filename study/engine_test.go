@@ -45,7 +45,7 @@ func TestReplay(t *testing.T) {
 func testReplay(t *testing.T, mod func(*Config)) {
 	ctx := context.Background()
 	f, _ := objectives.Lookup("branin")
-	for _, policy := range PolicyNames {
+	for _, policy := range PolicyNames() {
 		cfg := replayConfig(policy)
 		mod(&cfg)
 		if policy == "ada-bkb" && (cfg.Version == 1 || cfg.Candidates == CandidatesFixed) {

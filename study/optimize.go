@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -72,8 +74,9 @@ func (s *Study) Optimize(ctx context.Context, f Objective, n int) error {
 
 // Run evaluates trials with f until opt.Trials trials were evaluated or
 // the study's budget is reached, opt.Workers at a time. A trial whose
-// evaluation fails is stored as failed (so is a value beyond
-// ±MaxAbsValue) and the run goes on, until the study has
+// evaluation fails is stored as failed (so is a NaN or infinite value, a
+// value beyond ±MaxAbsValue, and a panic in f, recovered as a *PanicError
+// with the panic's message) and the run goes on, until the study has
 // Config.MaxFailures failed trials. When ctx is done Run returns an error
 // wrapping ctx.Err(), leaving the trials being evaluated pending: a later
 // Run (in this or another process, after Load) evaluates them again. Run
@@ -214,9 +217,10 @@ func (r *runner) evaluate(ctx context.Context, t *Trial) error {
 		r.mu.Unlock()
 	}()
 	t0 := time.Now()
-	v, ferr := r.f(ctx, t)
+	v, ferr := callObjective(ctx, r.f, t)
 	secs := time.Since(t0).Seconds()
-	if ferr != nil && ctx.Err() != nil {
+	var panicked *PanicError
+	if ferr != nil && ctx.Err() != nil && !errors.As(ferr, &panicked) {
 		return nil // interrupted: the trial stays pending
 	}
 	if ferr != nil && r.opt.Fatal != nil && r.opt.Fatal(ferr) {
@@ -287,6 +291,33 @@ func (r *runner) othersPending() bool {
 		}
 	}
 	return false
+}
+
+// PanicError is the error of a trial whose objective panicked: Run
+// recovers the panic, records the trial as failed with the panic's message
+// and goes on, as for any other failed evaluation.
+type PanicError struct {
+	Value any    // the value passed to panic
+	Stack []byte // the objective's goroutine stack at the panic
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("objective panicked: %v", e.Value) }
+
+// callObjective calls f, turning a panic into a *PanicError and a value
+// that is not finite (NaN, ±Inf) into an error: both fail the trial, as an
+// error returned by f does, instead of crashing the caller or stopping the
+// run (Optuna records such trials as failed too).
+func callObjective(ctx context.Context, f Objective, t *Trial) (v float64, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			v, err = 0, &PanicError{Value: p, Stack: debug.Stack()}
+		}
+	}()
+	v, err = f(ctx, t)
+	if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+		return v, fmt.Errorf("objective returned %v", v)
+	}
+	return v, err
 }
 
 // heartbeats tells the storage that the running trials are alive until

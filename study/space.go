@@ -429,7 +429,7 @@ func (s Space) Check(x []float64) error {
 type Params map[string]any
 
 // Float returns the float parameter name (an int is converted); 0 if
-// there is none.
+// there is none (GetFloat reports a missing or misspelt name instead).
 func (p Params) Float(name string) float64 {
 	switch v := p[name].(type) {
 	case float64:
@@ -440,7 +440,8 @@ func (p Params) Float(name string) float64 {
 	return 0
 }
 
-// Int returns the integer parameter name; 0 if there is none.
+// Int returns the integer parameter name; 0 if there is none (GetInt
+// reports a missing or misspelt name instead).
 func (p Params) Int(name string) int {
 	switch v := p[name].(type) {
 	case int:
@@ -612,6 +613,32 @@ type paramJSON struct {
 	Choices json.RawMessage `json:"choices"`
 }
 
+// paramError names the parameter whose field made the strict decoding of
+// the space b fail with err (an unknown field such as "typ"), or returns
+// err when no single parameter is at fault.
+func paramError(b []byte, err error) error {
+	var loose struct {
+		Params []json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(b, &loose) != nil {
+		return err
+	}
+	for i, raw := range loose.Params {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		var pj paramJSON
+		if perr := dec.Decode(&pj); perr != nil {
+			_ = json.Unmarshal(raw, &pj) // the name, if the field is after it
+			msg := strings.TrimPrefix(perr.Error(), "json: ")
+			if pj.Name != "" {
+				return fmt.Errorf("parameter %d (%q): %s", i+1, pj.Name, msg)
+			}
+			return fmt.Errorf("parameter %d: %s", i+1, msg)
+		}
+	}
+	return err
+}
+
 // UnmarshalJSON reads a space strictly: unknown fields are errors, a
 // missing type means float.
 func (s *Space) UnmarshalJSON(b []byte) error {
@@ -619,7 +646,7 @@ func (s *Space) UnmarshalJSON(b []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&sj); err != nil {
-		return err
+		return paramError(b, err)
 	}
 	if len(sj.Params) > 0 && (len(sj.Names) > 0 || len(sj.Lower) > 0 || len(sj.Upper) > 0) {
 		return errors.New(`give the parameters either as "params" or as "names"/"lower"/"upper", not both`)

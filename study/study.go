@@ -691,7 +691,10 @@ func (s *Study) Enqueue(ctx context.Context, params map[string]any) (int, error)
 // ImportCSV adds earlier evaluations as complete trials, from CSV lines
 // of one value per parameter (a categorical by its label) then the
 // objective's value; a header line naming the columns (the value column
-// under any other name) may come first. The trials count against the
+// under any other name) may come first. A header with a column named
+// "value" may have other columns, which are ignored, and with a "status"
+// column only the rows whose status is "complete" are imported: the CSV
+// that bkb export and optimize --trace write reads back as it is. The trials count against the
 // budget. It returns the number of trials added.
 func (s *Study) ImportCSV(ctx context.Context, r io.Reader, name string) (int, error) {
 	rows, err := readCSV(r, s.cfg.Space, name, true)

@@ -21,6 +21,8 @@ func runCreateStudy(ctx context.Context, args []string, stdout, stderr io.Writer
 	cf.register(fs, 0)
 	var w where
 	w.register(fs, "journal file to create (required)")
+	var ws warmStart
+	ws.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -35,8 +37,15 @@ func runCreateStudy(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
+	if err := ws.check(); err != nil {
+		return err
+	}
 	s, closeStore, err := createStudy(ctx, w, sp)
 	if err != nil {
+		return err
+	}
+	if err := ws.apply(ctx, s, stderr); err != nil {
+		closeStore()
 		return err
 	}
 	if err := closeStore(); err != nil {
@@ -102,13 +111,17 @@ type askReply struct {
 }
 
 func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("ask", "ask --study FILE [--format json|tsv] [--count k]", stdout)
+	fs := newFlagSet("ask", "ask --study FILE [--format json|tsv] [--count k] [--budget T]", stdout)
 	var w where
 	w.register(fs, "study journal (required)")
 	format := fs.String("format", "json", "output: json (one object per line) or tsv (trial, then the parameter values, tab-separated)")
 	count := fs.IntP("count", "k", 1, "number of points to ask for (a batch: the policy accounts for the pending ones)")
+	budget := fs.IntP("budget", "T", 0, "total number of trials to allow for this ask, past the study's own budget (0: the study's)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *budget < 0 {
+		return usagef("--budget must be >= 0, got %d", *budget)
 	}
 	if err := w.check("ask"); err != nil {
 		return err
@@ -126,7 +139,7 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// that outlives this one: they name no worker, so they are never
 	// taken for the trials of a stopped worker. Trials a killed optimize
 	// run left pending are handed out again.
-	s, _, closeStore, err := loadStudy(ctx, w, withNotes(study.Options{Worker: "external", Stale: study.Requeue}, stderr))
+	s, _, closeStore, err := loadStudy(ctx, w, withNotes(study.Options{Worker: "external", Stale: study.Requeue, Budget: *budget}, stderr))
 	if err != nil {
 		return err
 	}
@@ -136,6 +149,9 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		t, err := s.Ask(ctx)
 		if errors.Is(err, study.ErrComplete) && k > 0 {
 			break
+		}
+		if errors.Is(err, study.ErrComplete) {
+			return fmt.Errorf("%v; give --budget N, a larger total number of trials, to ask past it", trimPkg(err))
 		}
 		if err != nil {
 			return trimPkg(err)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,8 +16,6 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/bkb-go/bkb/bench"
@@ -32,6 +31,7 @@ type benchRun struct {
 	seed              uint64
 
 	cum       []float64 // cumulative regret after each step
+	simpleAt  []float64 // simple regret after each step
 	simple    float64   // simple regret at T
 	msPerStep float64   // policy time per step, ms
 	dictSize  int       // BKB: |S| at T; exact GPs: T; random: 0
@@ -47,25 +47,26 @@ type benchCell struct {
 	SimpleMean, SimpleStd float64
 	MSMean                float64
 	DictMean              float64
-	curve                 []float64 // mean cumulative regret per step
+	curve, curveStd       []float64 // mean and std of the cumulative regret per step
+	simpleCurve, simpleSD []float64 // mean and std of the simple regret per step
 	exactDict, noDict     bool
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("bench", "bench [flags]", stdout)
-	policies := fs.StringSlice("policies", []string{"bkb", "gp-ucb", "thompson", "ei", "random"}, "policies to compare: "+strings.Join(study.PolicyNames, ", "))
+	policies := fs.StringSlice("policies", []string{"bkb", "gp-ucb", "thompson", "ei", "random"}, "policies to compare: "+strings.Join(study.PolicyNames(), ", "))
 	objs := fs.StringSlice("objectives", []string{"branin", "hartmann3", "hartmann6"}, "built-in functions (see 'bkb objectives')")
 	seeds := fs.Int("seeds", 5, "seeds per (objective, policy): 1..N; the seed draws the arms and the policy's randomness")
 	nArms := fs.Int("arms", 1000, "uniform random arms over the function's domain")
 	budget := fs.IntP("budget", "T", 300, "steps per run")
 	noise := fs.Float64("noise", 0, "standard deviation of Gaussian observation noise")
-	kern := fs.String("kernel", "rbf", "kernel: "+strings.Join(study.KernelNames, ", "))
+	kern := fs.String("kernel", "rbf", "kernel: "+strings.Join(study.KernelNames(), ", "))
 	ls := fs.Float64("length-scale", 0.2, "kernel length scale on the unit box")
 	lambda := fs.Float64("lambda", 0.001, "GP noise variance on the standardized scale")
-	beta := fs.String("beta", "2", "UCB exploration (see bkb optimize --help)")
+	beta := fs.String("beta", "", "UCB exploration (see bkb optimize --help); default "+study.DefaultBetaV3+" over the budget, as in optimize")
 	qbar := fs.Float64("qbar", 2, "BKB oversampling parameter")
 	incremental := fs.Bool("incremental", false, "BKB: incremental dictionary resampling")
-	initN := fs.Int("init", 0, "initial random design size (default max(5, d+1))")
+	initN := fs.Int("init", 0, "initial random design size (default max(5, 2d), d the number of parameters)")
 	jobs := fs.IntP("jobs", "j", runtime.NumCPU(), "runs in parallel")
 	csvPath := fs.String("csv", "", "write the table as CSV to this file")
 	mdPath := fs.String("markdown", "", "write the table as Markdown to this file")
@@ -77,7 +78,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	scaleT := fs.IntSlice("scale-t", []int{100, 500, 1000, 2000, 5000}, "--scale: steps t at which a row is reported")
 	scaleVariants := fs.StringSlice("scale-variants", bench.Variants, "--scale: variants: "+strings.Join(bench.Variants, ", "))
 	scaleBudget := fs.Duration("scale-budget", time.Minute, "--scale: time budget of one run; it stops at the first checkpoint past it")
-	regret := fs.Bool("regret", false, "run the regret benchmark of issue 10 instead: simple and cumulative regret on continuous test functions, noise-free and noisy, against random search and the fixed-set policies (docs/optimizer.md)")
+	regret := fs.Bool("regret", false, "run the regret benchmark instead: simple and cumulative regret on continuous test functions, noise-free and noisy, against random search and the fixed-set policies (docs/optimizer.md); --markdown, --csv and --plot write its outputs")
 	regretProblems := fs.StringSlice("regret-problems", []string{"branin:60", "hartmann3:200", "hartmann6:200/500"}, "--regret: problems as name[:dim]:T[/T...] (checkpoints)")
 	regretOpt := fs.StringSlice("regret-optimizers", []string{"bkb", "bkb-fixed", "gp-ucb-fixed", "random"}, "--regret: optimizers (bench.RegretVariants, with /beta=, /kernel=, /init=, /n=, /lambda= modifiers)")
 	regretNoise := fs.Float64Slice("regret-noise", []float64{0}, "--regret: noise standard deviations as fractions of the function's range over its box")
@@ -104,14 +105,19 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				specs = append(specs, fmt.Sprintf("%s:%d", p, t))
 			}
 		}
-		return runRegret(ctx, specs, []string{*longOpt}, []float64{0}, *seeds, j, *mdPath, true, stdout, stderr)
+		return runRegret(ctx, specs, []string{*longOpt}, []float64{0}, *seeds, j, regretOutputs{markdown: *mdPath}, true, stdout, stderr)
 	}
 	if *regret {
 		j := *jobs
 		if !fs.Changed("jobs") {
 			j = 1 // policy times are only comparable one run at a time
 		}
-		return runRegret(ctx, *regretProblems, *regretOpt, *regretNoise, *seeds, j, *mdPath, false, stdout, stderr)
+		if *plotPath != "" {
+			if err := checkPlotExt(*plotPath); err != nil {
+				return err
+			}
+		}
+		return runRegret(ctx, *regretProblems, *regretOpt, *regretNoise, *seeds, j, regretOutputs{*mdPath, *csvPath, *plotPath}, false, stdout, stderr)
 	}
 	if *scale {
 		ls := *ls
@@ -144,8 +150,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	for i, p := range *policies {
 		(*policies)[i] = strings.ToLower(strings.TrimSpace(p))
-		if !contains(study.PolicyNames, (*policies)[i]) {
-			return usagef("unknown policy %q; valid: %s", p, strings.Join(study.PolicyNames, ", "))
+		if !contains(study.PolicyNames(), (*policies)[i]) {
+			return usagef("unknown policy %q; valid: %s", p, strings.Join(study.PolicyNames(), ", "))
 		}
 	}
 	// Validate everything before starting: one config per objective and
@@ -294,6 +300,7 @@ func (r *benchRun) play(ctx context.Context, sp *spec) error {
 	}
 	budget := sp.cfg.Budget
 	r.cum = make([]float64, budget)
+	r.simpleAt = make([]float64, budget)
 	cum, played := 0.0, math.Inf(1)
 	for t := 0; t < budget; t++ {
 		if err := ctx.Err(); err != nil {
@@ -313,6 +320,7 @@ func (r *benchRun) play(ctx context.Context, sp *spec) error {
 		cum += values[tr.Arm] - best
 		r.cum[t] = cum
 		played = math.Min(played, values[tr.Arm])
+		r.simpleAt[t] = played - best
 	}
 	info := s.Info()
 	r.simple = played - best
@@ -327,24 +335,33 @@ func aggregate(runs []*benchRun, objs, policies []string) []*benchCell {
 		for _, p := range policies {
 			c := &benchCell{Objective: o, Policy: p}
 			var cum, simple, ms, dict []float64
+			var mine []*benchRun
 			for _, r := range runs {
 				if r.objective != o || r.policy != p {
 					continue
 				}
 				c.Seeds++
+				mine = append(mine, r)
 				cum = append(cum, r.cum[len(r.cum)-1])
 				simple = append(simple, r.simple)
 				ms = append(ms, r.msPerStep)
 				dict = append(dict, float64(r.dictSize))
-				if c.curve == nil {
-					c.curve = make([]float64, len(r.cum))
-				}
-				for t, v := range r.cum {
-					c.curve[t] += v
-				}
 			}
-			for t := range c.curve {
-				c.curve[t] /= float64(c.Seeds)
+			if len(mine) > 0 {
+				steps := len(mine[0].cum)
+				c.curve, c.curveStd = make([]float64, steps), make([]float64, steps)
+				c.simpleCurve, c.simpleSD = make([]float64, steps), make([]float64, steps)
+				at := make([]float64, len(mine))
+				for t := range steps {
+					for i, r := range mine {
+						at[i] = r.cum[t]
+					}
+					c.curve[t], c.curveStd[t] = meanStd(at)
+					for i, r := range mine {
+						at[i] = r.simpleAt[t]
+					}
+					c.simpleCurve[t], c.simpleSD[t] = meanStd(at)
+				}
 			}
 			c.CumMean, c.CumStd = meanStd(cum)
 			c.SimpleMean, c.SimpleStd = meanStd(simple)
@@ -405,44 +422,32 @@ func writeBenchMarkdown(path string, header []string, rows [][]string, budget, a
 	return writeFileAtomic(path, f.Bytes())
 }
 
-// plotBench draws, for every objective, the mean cumulative regret of each
-// policy against the step.
+// plotBench draws, for every objective, the cumulative regret (top row)
+// and the simple regret (bottom row) of each policy against the step: the
+// mean over seeds with a band of ± one standard deviation.
 func plotBench(path string, cells []*benchCell, objs, policies []string, budget int) error {
-	var panels []*plot.Plot
+	var cumPanels, simplePanels []*plot.Plot
 	for _, o := range objs {
-		p := plot.New()
-		p.Title.Text = o + ": mean cumulative regret"
-		p.X.Label.Text = "step t"
-		p.X.Tick.Marker = intTicks{}
-		p.Y.Label.Text = "regret (log scale)"
-		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-		p.Add(plotter.NewGrid())
-		p.Legend.Top, p.Legend.Left = false, false
-		for k, pol := range policies {
+		var cum, simple []regretSeries
+		for _, pol := range policies {
 			for _, c := range cells {
-				if c.Objective != o || c.Policy != pol {
-					continue
+				if c.Objective == o && c.Policy == pol {
+					cum = append(cum, regretSeries{pol, c.curve, c.curveStd})
+					simple = append(simple, regretSeries{pol, c.simpleCurve, c.simpleSD})
 				}
-				xy := make(plotter.XYs, len(c.curve))
-				for t, v := range c.curve {
-					xy[t] = plotter.XY{X: float64(t + 1), Y: floorLog(v)}
-				}
-				l, err := plotter.NewLine(xy)
-				if err != nil {
-					return err
-				}
-				l.LineStyle.Width = vg.Points(2)
-				l.LineStyle.Color = plotutil.Color(k)
-				l.LineStyle.Dashes = plotutil.Dashes(k)
-				p.Add(l)
-				p.Legend.Add(pol, l)
 			}
 		}
-		panels = append(panels, p)
+		p, err := regretPanel(o+": cumulative regret", "step t", cum, true)
+		if err != nil {
+			return err
+		}
+		cumPanels = append(cumPanels, p)
+		if p, err = regretPanel(o+": simple regret", "step t", simple, false); err != nil {
+			return err
+		}
+		simplePanels = append(simplePanels, p)
 	}
-	cols := min(len(panels), 3)
-	return savePanels(path, panels, cols, 4.5*vg.Inch, 3.4*vg.Inch)
+	return savePanels(path, append(cumPanels, simplePanels...), len(objs), 4.5*vg.Inch, 3.4*vg.Inch)
 }
 
 // runScale runs bench.Scale and prints its table (and Markdown to mdPath).
@@ -504,7 +509,10 @@ func runScale(ctx context.Context, cfg bench.ScaleConfig, mdPath, progressMode s
 // runRegret runs the regret benchmark (bench.RunRegret): every problem,
 // noise level, optimizer and seed, jobs at a time, and prints a Markdown
 // table of medians over seeds.
-func runRegret(ctx context.Context, problems, optimizers []string, noise []float64, seeds, jobs int, mdPath string, long bool, stdout, stderr io.Writer) error {
+// regretOutputs are the files bench --regret writes besides its table.
+type regretOutputs struct{ markdown, csv, plot string }
+
+func runRegret(ctx context.Context, problems, optimizers []string, noise []float64, seeds, jobs int, out regretOutputs, long bool, stdout, stderr io.Writer) error {
 	type job struct {
 		p    bench.RegretProblem
 		v    bench.RegretVariant
@@ -592,12 +600,97 @@ func runRegret(ctx context.Context, problems, optimizers []string, noise []float
 	if err := write(stdout, runs); err != nil {
 		return err
 	}
-	if mdPath != "" {
-		var f bytes.Buffer
-		if err := write(&f, runs); err != nil {
+	if out.markdown != "" {
+		var b bytes.Buffer
+		if err := write(&b, runs); err != nil {
 			return err
 		}
-		return writeFileAtomic(mdPath, f.Bytes())
+		if err := writeFileAtomic(out.markdown, b.Bytes()); err != nil {
+			return fmt.Errorf("markdown: %v", err)
+		}
+		fmt.Fprintf(stdout, "markdown: %s\n", out.markdown)
+	}
+	if out.csv != "" {
+		if err := writeRegretCSV(out.csv, runs); err != nil {
+			return fmt.Errorf("csv: %v", err)
+		}
+		fmt.Fprintf(stdout, "csv: %s\n", out.csv)
+	}
+	if out.plot != "" {
+		if err := plotRegret(out.plot, runs); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "plot: %s\n", out.plot)
 	}
 	return nil
+}
+
+// writeRegretCSV writes one row per run and checkpoint.
+func writeRegretCSV(path string, runs []bench.RegretRun) error {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	_ = w.Write([]string{"problem", "budget", "optimizer", "seed", "T", "simple_regret", "cum_regret", "policy_ms_per_trial", "fit_ms_per_trial", "candidates_ms_per_trial"})
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
+	for _, r := range runs {
+		budget := strconv.Itoa(slices.Max(r.Checkpoints))
+		for k, t := range r.Checkpoints {
+			_ = w.Write([]string{r.Problem, budget, r.Variant, strconv.FormatUint(r.Seed, 10), strconv.Itoa(t),
+				g(r.Simple[k]), g(r.Cum[k]), g(r.PolicyMS), g(r.FitMS), g(r.CandMS)})
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return err
+	}
+	return writeFileAtomic(path, buf.Bytes())
+}
+
+// plotRegret draws, for every problem (and budget), the simple regret of
+// each optimizer against the evaluation: mean over seeds ± one standard
+// deviation.
+func plotRegret(path string, runs []bench.RegretRun) error {
+	type prob struct {
+		name   string
+		budget int
+	}
+	var probs []prob
+	var variants []string
+	byKey := map[prob]map[string][]bench.RegretRun{}
+	for _, r := range runs {
+		k := prob{r.Problem, slices.Max(r.Checkpoints)}
+		if byKey[k] == nil {
+			byKey[k] = map[string][]bench.RegretRun{}
+			probs = append(probs, k)
+		}
+		if !slices.Contains(variants, r.Variant) {
+			variants = append(variants, r.Variant)
+		}
+		byKey[k][r.Variant] = append(byKey[k][r.Variant], r)
+	}
+	var panels []*plot.Plot
+	for _, k := range probs {
+		var series []regretSeries
+		for _, v := range variants {
+			rs := byKey[k][v]
+			if len(rs) == 0 {
+				continue
+			}
+			sr := regretSeries{name: v, mean: make([]float64, k.budget), std: make([]float64, k.budget)}
+			at := make([]float64, len(rs))
+			for t := range k.budget {
+				for i, r := range rs {
+					at[i] = r.SimpleTrace[t]
+				}
+				sr.mean[t], sr.std[t] = meanStd(at)
+			}
+			series = append(series, sr)
+		}
+		title := fmt.Sprintf("%s, T = %d: simple regret", k.name, k.budget)
+		p, err := regretPanel(title, "evaluation", series, false)
+		if err != nil {
+			return err
+		}
+		panels = append(panels, p)
+	}
+	return savePanels(path, panels, min(len(panels), 3), 4.5*vg.Inch, 3.4*vg.Inch)
 }

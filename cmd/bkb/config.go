@@ -125,7 +125,7 @@ type configFlags struct {
 }
 
 func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
-	fs.StringVarP(&c.objective, "objective", "f", "branin", "built-in test function to minimize (see 'bkb objectives'); ignored with --plugin")
+	fs.StringVarP(&c.objective, "objective", "f", "branin", "built-in test function to minimize (see 'bkb objectives'); with a plugin, its box is the search space")
 	fs.Float64Var(&c.noise, "noise", 0, "standard deviation of Gaussian noise added to a built-in function")
 	fs.StringVar(&c.plugin, "plugin", "", "plugin command line, e.g. 'python3 objectives/plugin/examples/python/branin.py' (or give it after --)")
 	fs.BoolVar(&c.oneShot, "one-shot", false, "run the plugin once per evaluation (point as arguments and $BKB_X) instead of a long-lived process")
@@ -135,13 +135,13 @@ func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
 	fs.StringVar(&c.lower, "lower", "", "comma-separated lower bounds, one per dimension (default: the built-in function's domain)")
 	fs.StringVar(&c.upper, "upper", "", "comma-separated upper bounds, one per dimension")
 	fs.StringSliceVar(&c.names, "names", nil, "parameter names (default x1,x2,...)")
-	fs.StringVar(&c.arms, "arms", study.DefaultArms, "arm set: "+strings.Join(study.ArmKinds, ", "))
-	fs.IntVarP(&c.n, "n", "n", study.DefaultArmCount, "number of arms for sobol, lhs and random (grid: at most this many)")
+	fs.StringVar(&c.arms, "arms", study.DefaultArms, "arm set: "+strings.Join(study.ArmKinds(), ", "))
+	fs.IntVarP(&c.n, "n", "n", 0, fmt.Sprintf("number of arms for sobol, lhs and random (default %d); grid: at most this many (default %d)", study.DefaultArmCountV2, study.DefaultArmCount))
 	fs.IntVar(&c.perDim, "per-dim", 0, "grid points per dimension (default: the most that keeps the grid within -n)")
 	fs.StringVar(&c.armsFile, "arms-file", "", "CSV of arms, one per line (implies --arms csv)")
 	fs.Uint64Var(&c.armsSeed, "arms-seed", 0, "seed of the arm set (default: --seed)")
-	fs.StringVarP(&c.policy, "policy", "p", study.DefaultPolicy, "policy: "+strings.Join(study.PolicyNames, ", "))
-	fs.StringVar(&c.kernel, "kernel", study.DefaultKernel, "kernel: "+strings.Join(study.KernelNames, ", "))
+	fs.StringVarP(&c.policy, "policy", "p", study.DefaultPolicy, "policy: "+strings.Join(study.PolicyNames(), ", "))
+	fs.StringVar(&c.kernel, "kernel", study.DefaultKernel, "kernel: "+strings.Join(study.KernelNames(), ", "))
 	fs.Float64Var(&c.lengthScale, "length-scale", study.DefaultLengthScale, "kernel length scale, in units of the box scaled to [0,1]^d")
 	fs.IntVar(&c.fitEvery, "fit-length-scale", 0, "refit the length scale by maximizing the log marginal likelihood every k observations (0: never)")
 	fs.StringVar(&c.candidates, "candidates", "", "fixed (the arm set only) or grow (trust regions and polish around the best points); default grow, fixed for --arms csv and grid (docs/optimizer.md)")
@@ -154,7 +154,7 @@ func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
 	fs.Uint64Var(&c.seed, "seed", 1, "random seed: the same seed gives the same run")
 	fs.BoolVar(&c.maximize, "maximize", false, "maximize the objective")
 	fs.BoolVar(&c.minimize, "minimize", false, "minimize the objective (the default)")
-	fs.IntVar(&c.init, "init", 0, "initial design size: random arms before the policy starts (default max(5, d+1))")
+	fs.IntVar(&c.init, "init", 0, "initial design size: random arms before the policy starts (default max(5, 2d), d the number of parameters)")
 	fs.BoolVar(&c.noStd, "no-standardize", false, "tell the GP raw values instead of values standardized by the initial design")
 	fs.IntVar(&c.maxFailures, "max-failures", 10, "stop the run after this many failed evaluations (0: never)")
 	fs.IntVar(&c.minBatch, "min-batch", 0, "policy bbkb: keep a batch open until it holds this many arms (optimize: default --workers; 0: the paper's batch rule alone)")
@@ -223,6 +223,16 @@ func (c *configFlags) build(fs *pflag.FlagSet, extra []string, external bool) (*
 		}
 		obj = objectiveSpec{Kind: "plugin", Command: cmdline, Dir: dir, OneShot: c.oneShot,
 			Timeout: c.timeout.String(), MaxRestarts: c.maxRestarts}
+		if fs.Changed("objective") {
+			// -f NAME with a plugin: the plugin is evaluated on the
+			// function's box (e.g. a wrapper around it, or a model tuned
+			// over the same domain).
+			f, err := objectives.Lookup(c.objective)
+			if err != nil {
+				return nil, usageError{trimPkg(err)}
+			}
+			fn = f
+		}
 	case external && !fs.Changed("objective"):
 		obj = objectiveSpec{Kind: "external"}
 	default:
@@ -245,7 +255,7 @@ func (c *configFlags) build(fs *pflag.FlagSet, extra []string, external bool) (*
 	// Arms.
 	cfg.Arms = study.Arms{Kind: strings.ToLower(c.arms), N: c.n, PerDim: c.perDim, Seed: c.seed}
 	if !fs.Changed("n") {
-		cfg.Arms.N = 0 // the library's default: 1024 arms, or a 512-point global set when candidates grow
+		cfg.Arms.N = 0 // the library's default: 512 sobol, lhs or random points; a grid of at most 1024
 	}
 	if fs.Changed("arms-seed") {
 		cfg.Arms.Seed = c.armsSeed
@@ -262,12 +272,12 @@ func (c *configFlags) build(fs *pflag.FlagSet, extra []string, external bool) (*
 	}
 	switch cfg.Arms.Kind {
 	case "sobol", "lhs", "random":
-		if c.n <= 0 {
+		if fs.Changed("n") && c.n <= 0 {
 			return nil, usagef("-n must be positive, got %d", c.n)
 		}
 		cfg.Arms.PerDim = 0
 	case "grid":
-		if c.perDim < 0 || (c.perDim == 0 && c.n <= 0) {
+		if c.perDim < 0 || (c.perDim == 0 && fs.Changed("n") && c.n <= 0) {
 			return nil, usagef("--per-dim must be positive, got %d", c.perDim)
 		}
 	case "csv":
@@ -275,7 +285,7 @@ func (c *configFlags) build(fs *pflag.FlagSet, extra []string, external bool) (*
 			return nil, usagef("--arms csv needs --arms-file FILE")
 		}
 	default:
-		return nil, usagef("unknown arm set %q; valid: %s", c.arms, strings.Join(study.ArmKinds, ", "))
+		return nil, usagef("unknown arm set %q; valid: %s", c.arms, strings.Join(study.ArmKinds(), ", "))
 	}
 
 	// Space.

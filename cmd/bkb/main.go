@@ -13,7 +13,7 @@
 //	bkb tell          --study FILE     record the value of an asked point
 //	bkb status        --study FILE     summarize a study: best points, trace, plot
 //	bkb worker        --study FILE     evaluate a shared study's trials (or --storage postgres://...)
-//	bkb export        --study FILE     write a study's trials to CSV
+//	bkb export        --study FILE     write a study's trials to CSV or JSON (a file or stdout)
 //	bkb copy          --from A --to B  copy a study between a journal and PostgreSQL
 //	bkb bench         [flags]          regret benchmark: policies x objectives x seeds
 //	bkb regress       [flags]          online kernel regression (see bkb regress -h)
@@ -74,7 +74,7 @@ func commands() []command {
 		{"tell", "record the value (or failure) of an asked point", wrap(runTell)},
 		{"status", "summarize a study: best points, trace CSV, plot", wrap(runStatus)},
 		{"worker", "evaluate trials of a shared study until its budget (many processes, many machines)", wrap(runWorker)},
-		{"export", "write a study's trials to a CSV file", wrap(runExport)},
+		{"export", "write a study's trials as CSV or JSON, to a file or stdout", wrap(runExport)},
 		{"copy", "copy a study between a journal file and PostgreSQL", wrap(runCopy)},
 		{"bench", "regret benchmark tables: policies x objectives x seeds", wrap(runBench)},
 		{"regress", "online kernel regression on a dataset", runRegress},
@@ -150,7 +150,7 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'bkb <command> --help' for its flags; docs/cli.md has the details.")
-	fmt.Fprintln(w, "Try: bkb optimize    (Branin, BKB, 1024 Sobol arms, 60 evaluations)")
+	fmt.Fprintln(w, "Try: bkb optimize    (Branin, BKB from 512 Sobol points, 60 evaluations)")
 }
 
 // wrap turns a command returning an error into one returning an exit code,

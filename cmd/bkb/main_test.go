@@ -87,9 +87,30 @@ func testPlugin(mode string) int {
 			X      []float64          `json:"x"`
 			Params map[string]float64 `json:"params"`
 		}
-		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
+		if mode == "sphere" {
+			req.Params = nil // typed params (a categorical label) are not read
+			var r struct {
+				ID int       `json:"id"`
+				X  []float64 `json:"x"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+				fmt.Fprintln(os.Stderr, "test plugin: bad request:", err)
+				return 2
+			}
+			req.ID, req.X = r.ID, r.X
+		} else if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
 			fmt.Fprintln(os.Stderr, "test plugin: bad request:", err)
 			return 2
+		}
+		if mode == "sphere" {
+			// Any space (the docs' ./train.sh): the sum of squares of x.
+			y := 0.0
+			for _, v := range req.X {
+				y += v * v
+			}
+			fmt.Fprintf(out, "{\"id\":%d,\"y\":%v}\n", req.ID, y)
+			out.Flush()
+			continue
 		}
 		if len(req.X) != 2 || len(req.Params) != 2 {
 			fmt.Fprintf(os.Stderr, "test plugin: want 2 coordinates and 2 params, got %v %v\n", req.X, req.Params)

@@ -8,8 +8,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/bkb-go/bkb/study"
 )
@@ -29,7 +32,9 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	of.register(fs, true)
 	var w where
 	w.register(fs, "journal file: every evaluation is appended and synced to it (JSON lines)")
-	resume := fs.Bool("resume", false, "continue the study in --study from its journal")
+	resume := fs.Bool("resume", false, "continue the study in --study from its journal (an ask/tell study too: give its plugin command and --budget)")
+	var ws warmStart
+	ws.register(fs)
 	workers := fs.IntP("workers", "w", 1, "evaluations in flight: a plugin process each; a free worker gets a new point at once, the policy conditioning on the pending ones")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -64,9 +69,21 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 				ignored = append(ignored, "--"+n)
 			}
 		}
-		if len(extra) > 0 {
-			ignored = append(ignored, "the plugin command")
+		if ws.enqueue != "" || ws.importCSV != "" {
+			return usagef("--enqueue and --import apply when a study is created, not on --resume (they would be added again on every resume)")
 		}
+		pluginCmd := extra
+		if cf.plugin != "" {
+			if len(extra) > 0 {
+				return usagef("give the plugin command either with --plugin or after --, not both")
+			}
+			if pluginCmd, err = splitCommand(cf.plugin); err != nil {
+				return usagef("--plugin: %v", err)
+			}
+		}
+		ignored = slices.DeleteFunc(ignored, func(f string) bool {
+			return len(pluginCmd) > 0 && (f == "--plugin" || f == "--timeout" || f == "--one-shot" || f == "--max-restarts")
+		})
 		opts := study.Options{Stale: study.Requeue}
 		if fs.Changed("budget") {
 			if cf.budget <= 0 {
@@ -81,8 +98,22 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if len(ignored) > 0 {
 			fmt.Fprintf(stderr, "bkb: warning: ignoring %v on --resume: the study's own configuration is used\n", ignored)
 		}
+		if len(pluginCmd) > 0 {
+			// The plugin given on resume replaces the stored one for this
+			// run (as in bkb worker): an ask/tell study gets an objective,
+			// a moved plugin its new path.
+			dir, err := os.Getwd()
+			if err != nil {
+				return err
+			}
+			sp.obj = objectiveSpec{Kind: "plugin", Command: pluginCmd, Dir: dir, OneShot: cf.oneShot,
+				Timeout: cf.timeout.String(), MaxRestarts: cf.maxRestarts}
+		}
 		if s.Config().Budget <= 0 {
-			return usagef("study %s has no budget (an ask/tell study): give --budget", w)
+			return usagef("study %s has no budget (an ask/tell study): give --budget N (the total number of trials)", w)
+		}
+		if sp.obj.Kind == "external" {
+			return usagef("study %s has no objective (an ask/tell study): give the plugin command after -- (or --plugin) to continue it with optimize", w)
 		}
 	} else {
 		var err error
@@ -111,7 +142,14 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	defer obj.Close()
 	if !*resume {
+		if err := ws.check(); err != nil {
+			return err
+		}
 		if s, closeStore, err = createStudy(ctx, w, sp); err != nil {
+			return err
+		}
+		if err := ws.apply(ctx, s, stderr); err != nil {
+			closeStore()
 			return err
 		}
 	}
@@ -229,6 +267,10 @@ func countStates(trials []study.TrialResult) stateCounts {
 
 // writeOutputs prints the result and writes the trace and the plot.
 func writeOutputs(stdout io.Writer, of *outputFlags, res *result, sp *spec, trials []study.TrialResult) error {
+	silent := of.quiet && of.summaryOnly && !of.json
+	if silent {
+		stdout = io.Discard
+	}
 	var err error
 	if of.json {
 		err = res.writeJSON(stdout)
@@ -247,12 +289,69 @@ func writeOutputs(stdout io.Writer, of *outputFlags, res *result, sp *spec, tria
 		}
 	}
 	if of.plot != "" && res.Complete > 0 {
-		if err := plotStudy(of.plot, sp, trials); err != nil {
+		if err := plotStudyScale(of.plot, sp, trials, of.plotLog); err != nil {
 			return err
 		}
 		if !of.json {
 			fmt.Fprintf(stdout, "plot: %s\n", of.plot)
 		}
+	}
+	return nil
+}
+
+// warmStart holds the flags that add known points to a new study.
+type warmStart struct{ enqueue, importCSV string }
+
+func (ws *warmStart) register(fs *pflag.FlagSet) {
+	fs.StringVar(&ws.enqueue, "enqueue", "", "CSV of points to evaluate first, one per line, a column per parameter (header optional): a warm start from points known to be good")
+	fs.StringVar(&ws.importCSV, "import", "", "CSV of earlier evaluations: a column per parameter, then the value (header optional; the CSV of bkb export and --trace reads as it is); they count against the budget")
+}
+
+// check reports a missing file before the study is created.
+func (ws *warmStart) check() error {
+	for flag, path := range map[string]string{"--enqueue": ws.enqueue, "--import": ws.importCSV} {
+		if path == "" {
+			continue
+		}
+		if st, err := os.Stat(path); err != nil || st.IsDir() {
+			return usagef("%s %s: not a readable file", flag, path)
+		}
+	}
+	return nil
+}
+
+// apply imports and enqueues the files' points into the new study s.
+func (ws *warmStart) apply(ctx context.Context, s *study.Study, stderr io.Writer) error {
+	if ws.importCSV != "" {
+		f, err := os.Open(ws.importCSV)
+		if err != nil {
+			return usageError{err}
+		}
+		n, err := s.ImportCSV(ctx, f, ws.importCSV)
+		f.Close()
+		if err != nil {
+			return usagef("--import: %v (the study was created without them)", trimPkg(err))
+		}
+		fmt.Fprintf(stderr, "bkb: imported %s from %s\n", plural(n, "1 evaluation", "%d evaluations"), ws.importCSV)
+	}
+	if ws.enqueue != "" {
+		f, err := os.Open(ws.enqueue)
+		if err != nil {
+			return usageError{err}
+		}
+		space := s.Config().Space
+		pts, err := study.ReadPoints(f, space, ws.enqueue)
+		f.Close()
+		if err != nil {
+			return usagef("--enqueue: %v (the study was created without them)", trimPkg(err))
+		}
+		n, _ := pts.Dims()
+		for i := range n {
+			if _, err := s.Enqueue(ctx, space.ParamsOf(pts.RawRowView(i))); err != nil {
+				return fmt.Errorf("--enqueue: %v", trimPkg(err))
+			}
+		}
+		fmt.Fprintf(stderr, "bkb: enqueued %s from %s, evaluated first\n", plural(n, "1 point", "%d points"), ws.enqueue)
 	}
 	return nil
 }

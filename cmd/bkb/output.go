@@ -31,17 +31,25 @@ type outputFlags struct {
 	progress  string
 	quiet     bool
 	overwrite bool
+	// summaryOnly: quiet silences the summary on stdout (status), not
+	// only progress and warnings on stderr (optimize).
+	summaryOnly bool
+	plotLog     bool
 }
 
 func (o *outputFlags) register(fs *pflag.FlagSet, withProgress bool) {
 	fs.BoolVar(&o.json, "json", false, "print the result as JSON on stdout instead of a table")
 	fs.StringVar(&o.trace, "trace", "", "write every trial to this CSV file (a new file, or one bkb wrote, with --overwrite)")
 	fs.StringVar(&o.plot, "plot", "", "draw the best value so far against the trial to this PNG or SVG file")
+	fs.BoolVar(&o.plotLog, "plot-log", false, "--plot: the value axis on a log scale (positive values only)")
 	fs.BoolVar(&o.overwrite, "overwrite", false, "replace existing --trace and --plot files (never a study journal)")
 	fs.IntVar(&o.top, "top", 5, "number of best points in the table")
 	if withProgress {
 		fs.StringVar(&o.progress, "progress", "auto", "progress display: auto (a bar on a terminal, lines otherwise), bar, lines or none")
 		fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress and no warnings about failed trials")
+	} else {
+		o.summaryOnly = true
+		fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing on stdout but --json (write --trace and --plot only)")
 	}
 }
 
@@ -100,35 +108,41 @@ type point struct {
 
 // result is what optimize and status report.
 type result struct {
-	Study        string            `json:"study,omitempty"`
-	Objective    string            `json:"objective"`
-	Direction    string            `json:"direction"`
-	Policy       string            `json:"policy"`
-	Arms         int               `json:"arms"`
-	Budget       int               `json:"budget"`
-	Trials       int               `json:"trials"`
-	Complete     int               `json:"complete"`
-	Failed       int               `json:"failed"`
-	Pending      int               `json:"pending"`
-	Best         *point            `json:"best"`
-	Top          []point           `json:"top"`
-	KnownOptimum *float64          `json:"known_optimum,omitempty"`
-	BestArm      *float64          `json:"best_arm_value,omitempty"` // best value over the arm set (built-ins)
-	Seconds      float64           `json:"seconds,omitempty"`
-	PolicyMS     float64           `json:"policy_ms_per_trial,omitempty"`
-	LengthScale  float64           `json:"length_scale"`
-	Fits         []study.FitResult `json:"length_scale_fits,omitempty"`
-	Numerics     bandit.Stats      `json:"model"`
-	Error        string            `json:"error,omitempty"`
+	Study        string   `json:"study,omitempty"`
+	Objective    string   `json:"objective"`
+	Direction    string   `json:"direction"`
+	Policy       string   `json:"policy"`
+	Arms         int      `json:"arms"`
+	Budget       int      `json:"budget"`
+	Trials       int      `json:"trials"`
+	Complete     int      `json:"complete"`
+	Failed       int      `json:"failed"`
+	Pending      int      `json:"pending"`
+	Best         *point   `json:"best"`
+	Top          []point  `json:"top"`
+	KnownOptimum *float64 `json:"known_optimum,omitempty"`
+	BestArm      *float64 `json:"best_arm_value,omitempty"` // best value over the arm set (built-ins)
+	// Gap is the best point's noise-free value minus the known minimum
+	// (built-ins): with --noise the best observed value may lie below the
+	// minimum, its noise-free value never does.
+	Gap         *float64          `json:"gap,omitempty"`
+	Seconds     float64           `json:"seconds,omitempty"`
+	PolicyMS    float64           `json:"policy_ms_per_trial,omitempty"`
+	LengthScale float64           `json:"length_scale"`
+	Fits        []study.FitResult `json:"length_scale_fits,omitempty"`
+	Numerics    bandit.Stats      `json:"model"`
+	Error       string            `json:"error,omitempty"`
 
 	space study.Space
+	noisy bool // a built-in function with --noise
 }
 
 // newResult summarizes trials.
 func newResult(sp *spec, nArms int, trials []study.TrialResult, top int) *result {
 	cfg := sp.cfg
 	r := &result{Objective: sp.obj.String(), Direction: string(cfg.Direction), Policy: cfg.Policy, Arms: nArms,
-		Budget: cfg.Budget, Trials: len(trials), LengthScale: cfg.Kernel.LengthScale, space: cfg.Space, Top: []point{}}
+		Budget: cfg.Budget, Trials: len(trials), LengthScale: cfg.Kernel.LengthScale, space: cfg.Space, Top: []point{},
+		noisy: sp.obj.Noise > 0}
 	var done []study.TrialResult
 	for _, t := range trials {
 		switch t.State {
@@ -172,6 +186,13 @@ func newResult(sp *spec, nArms int, trials []study.TrialResult, top int) *result
 	if f := sp.function(); f != nil && sp.minimize() {
 		opt := f.MinValue
 		r.KnownOptimum = &opt
+		if r.Best != nil && len(r.Best.X) == f.Dim {
+			gap := r.Best.Value - opt
+			if sp.obj.Noise > 0 {
+				gap = f.Value(r.Best.X) - opt
+			}
+			r.Gap = &gap
+		}
 	}
 	return r
 }
@@ -268,8 +289,12 @@ func (r *result) writeText(w io.Writer) error {
 		if r.BestArm != nil {
 			fmt.Fprintf(w, "; best arm of the %d: %s", r.Arms, fmtVal(*r.BestArm))
 		}
-		if r.Best != nil {
-			fmt.Fprintf(w, "; gap %s", fmtVal(r.Best.Value-*r.KnownOptimum))
+		if r.Gap != nil {
+			noiseFree := ""
+			if r.noisy {
+				noiseFree = " (noise-free value at the best point)"
+			}
+			fmt.Fprintf(w, "; gap %s%s", fmtVal(*r.Gap), noiseFree)
 		}
 		fmt.Fprintln(w)
 	}
@@ -285,10 +310,11 @@ func (r *result) writeText(w io.Writer) error {
 		f := r.Fits[len(r.Fits)-1]
 		if len(f.LengthScales) > 0 {
 			fmt.Fprintf(w, "fitted ARD length scales")
+			names := encodedNames(r.space)
 			for k, l := range f.LengthScales {
 				name := fmt.Sprintf("#%d", k+1)
-				if k < len(r.space.Params) && r.space.EncodedDim() == len(f.LengthScales) && r.space.Dim() == len(f.LengthScales) {
-					name = r.space.Params[k].Name
+				if len(names) == len(f.LengthScales) {
+					name = names[k]
 				}
 				fmt.Fprintf(w, " %s=%s", name, fmtVal(l))
 			}
@@ -304,9 +330,29 @@ func (r *result) writeText(w io.Writer) error {
 			n.VarianceClamps, n.Jitter, n.RetryJitter)
 	}
 	if r.Study != "" {
-		fmt.Fprintf(w, "study journal: %s\n", r.Study)
+		fmt.Fprintf(w, "study: %s\n", r.Study)
 	}
 	return nil
+}
+
+// encodedNames names the GP coordinates of the space: a float or integer
+// parameter by its name, each one-hot coordinate of a categorical as
+// name=choice.
+func encodedNames(space study.Space) []string {
+	var names []string
+	for _, p := range space.Params {
+		if p.Type != study.TypeCategorical {
+			names = append(names, p.Name)
+			continue
+		}
+		for _, c := range p.Choices {
+			names = append(names, fmt.Sprintf("%s=%v", p.Name, c))
+		}
+	}
+	if len(names) != space.EncodedDim() {
+		return nil
+	}
+	return names
 }
 
 func (r *result) writeJSON(w io.Writer) error {
@@ -330,6 +376,15 @@ func fmtDuration(s float64) string {
 
 // writeTraceCSV writes one row per trial.
 func writeTraceCSV(path string, sp *spec, trials []study.TrialResult) error {
+	b, err := traceCSV(sp, trials)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, b)
+}
+
+// traceCSV returns the trace of writeTraceCSV.
+func traceCSV(sp *spec, trials []study.TrialResult) ([]byte, error) {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	header := []string{"trial", "status", "arm", "value", "best_so_far"}
@@ -368,9 +423,52 @@ func writeTraceCSV(path string, sp *spec, trials []study.TrialResult) error {
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
-		return err
+		return nil, err
 	}
-	return writeFileAtomic(path, buf.Bytes())
+	return buf.Bytes(), nil
+}
+
+// exportedTrial is one trial in the JSON of bkb export.
+type exportedTrial struct {
+	Trial     int          `json:"trial"`
+	Status    study.State  `json:"status"`
+	Arm       int          `json:"arm"`
+	Value     *float64     `json:"value,omitempty"` // complete trials only
+	BestSoFar *float64     `json:"best_so_far,omitempty"`
+	Seconds   float64      `json:"seconds"`
+	Params    study.Params `json:"params"`
+	X         []float64    `json:"x"`
+	Error     string       `json:"error,omitempty"`
+	Time      string       `json:"time,omitempty"`
+}
+
+// traceJSON returns the trials as a JSON array, one object per trial.
+func traceJSON(sp *spec, trials []study.TrialResult) ([]byte, error) {
+	out := make([]exportedTrial, 0, len(trials))
+	best := math.NaN()
+	for _, t := range trials {
+		e := exportedTrial{Trial: t.Number, Status: t.State, Arm: t.Arm, Seconds: t.Seconds, Params: t.Params, X: t.X, Error: t.Error}
+		if !t.Time.IsZero() {
+			e.Time = t.Time.UTC().Format(time.RFC3339Nano)
+		}
+		if t.State == study.Complete {
+			v := t.Value
+			e.Value = &v
+			if study.Better(v, best, sp.cfg.Direction) {
+				best = v
+			}
+		}
+		if !math.IsNaN(best) {
+			b := best
+			e.BestSoFar = &b
+		}
+		out = append(out, e)
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
 }
 
 func fmtCSV(v float64) string {

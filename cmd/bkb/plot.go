@@ -5,29 +5,44 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	_ "gonum.org/v1/plot/vg/vgimg" // png, jpg
 	_ "gonum.org/v1/plot/vg/vgpdf" // pdf
-	_ "gonum.org/v1/plot/vg/vgsvg" // svg
+	"gonum.org/v1/plot/vg/vgsvg"
 
+	"github.com/bkb-go/bkb/objectives"
 	"github.com/bkb-go/bkb/study"
 )
+
+func init() {
+	// A sans-serif face, as in most plotting tools; SVG files embed it
+	// (savePanels), so that a viewer without Liberation fonts neither falls
+	// back to another face nor cuts titles measured with this one.
+	sans := font.Font{Typeface: "Liberation", Variant: "Sans"}
+	plot.DefaultFont = sans
+	plotter.DefaultFont = sans
+}
 
 // savePanels draws plots side by side into path; the format follows the
 // file name's extension.
 func savePanels(path string, panels []*plot.Plot, cols int, w, h vg.Length) error {
 	rows := (len(panels) + cols - 1) / cols
 	format := strings.TrimPrefix(strings.ToLower(extOf(path)), ".")
-	c, err := draw.NewFormattedCanvas(w*vg.Length(cols), h*vg.Length(rows), format)
-	if err != nil {
+	var c vg.CanvasWriterTo
+	var err error
+	if format == "svg" {
+		c = vgsvg.NewWith(vgsvg.UseWH(w*vg.Length(cols), h*vg.Length(rows)), vgsvg.EmbedFonts(true))
+	} else if c, err = draw.NewFormattedCanvas(w*vg.Length(cols), h*vg.Length(rows), format); err != nil {
 		return fmt.Errorf("plot %s: %v", path, err)
 	}
 	grid := make([][]*plot.Plot, rows)
@@ -56,14 +71,50 @@ func savePanels(path string, panels []*plot.Plot, cols int, w, h vg.Length) erro
 	return writeFileAtomic(path, buf.Bytes())
 }
 
-// floorLog keeps values plotted on a log axis positive.
-func floorLog(v float64) float64 { return math.Max(v, 1e-9) }
+// positive keeps the points a log axis can show: a regret of 0 (the
+// optimum itself) has no place on it, and no made-up floor is drawn.
+func positive(xy plotter.XYs) plotter.XYs {
+	out := make(plotter.XYs, 0, len(xy))
+	for _, p := range xy {
+		if p.Y > 0 && !math.IsInf(p.Y, 0) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// plotTitle names the objective of a plot briefly: a plugin by its
+// program (the script, not the interpreter and the whole command line),
+// cut to fit above a panel.
+func plotTitle(sp *spec) string {
+	name := sp.obj.String()
+	if sp.obj.Kind == "plugin" && len(sp.obj.Command) > 0 {
+		prog := filepath.Base(sp.obj.Command[0])
+		for _, a := range sp.obj.Command[1:] {
+			if !strings.HasPrefix(a, "-") {
+				prog = filepath.Base(a) // the script of an interpreter
+				break
+			}
+		}
+		name = "plugin " + prog
+	}
+	if r := []rune(name); len(r) > 40 {
+		name = string(r[:39]) + "…"
+	}
+	return name
+}
 
 // plotStudy draws the values of the complete trials and the best value so
 // far against the trial number; for a built-in function with a known
 // minimum, a second panel shows the simple regret (best so far - minimum)
 // on a log scale.
 func plotStudy(path string, sp *spec, trials []study.TrialResult) error {
+	return plotStudyScale(path, sp, trials, false)
+}
+
+// plotStudyScale is plotStudy with the value axis on a log scale when
+// logY is set (every value must then be positive).
+func plotStudyScale(path string, sp *spec, trials []study.TrialResult, logY bool) error {
 	var vals, bestXY, fails plotter.XYs
 	best := math.NaN()
 	minimize := sp.minimize()
@@ -94,15 +145,48 @@ func plotStudy(path string, sp *spec, trials []study.TrialResult) error {
 	if known {
 		knownMin = fn.MinValue
 	}
-	lo, hi := plotYRange(vals, bestXY, knownMin, minimize)
+	var lo, hi float64
+	if logY {
+		// The range of plotYRange computed on log10 of the values.
+		logOf := func(xy plotter.XYs) (plotter.XYs, error) {
+			out := make(plotter.XYs, len(xy))
+			for i, v := range xy {
+				if !(v.Y > 0) {
+					return nil, fmt.Errorf("plot %s: --plot-log needs positive values; trial %d has %g", path, int(v.X), v.Y)
+				}
+				out[i] = plotter.XY{X: v.X, Y: math.Log10(v.Y)}
+			}
+			return out, nil
+		}
+		lv, err := logOf(vals)
+		if err != nil {
+			return usageError{err}
+		}
+		lb, _ := logOf(bestXY)
+		lk := math.NaN()
+		if knownMin > 0 {
+			lk = math.Log10(knownMin)
+		}
+		lo, hi = plotYRange(lv, lb, lk, minimize)
+		lo, hi = math.Pow(10, lo), math.Pow(10, hi)
+	} else {
+		lo, hi = plotYRange(vals, bestXY, knownMin, minimize)
+	}
 	for i := range vals {
 		vals[i].Y = math.Min(math.Max(vals[i].Y, lo), hi)
 	}
 	p := plot.New()
 	p.Y.Min, p.Y.Max = lo, hi
-	p.Title.Text = fmt.Sprintf("%s: %s with %s", sp.obj.String(), sp.cfg.Direction, sp.cfg.Policy)
+	if logY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = logTicks{}
+		p.Y.Label.Text = "value (log scale)"
+	}
+	p.Title.Text = fmt.Sprintf("%s: %s with %s", plotTitle(sp), sp.cfg.Direction, sp.cfg.Policy)
 	p.X.Label.Text = "trial"
-	p.Y.Label.Text = "value"
+	if !logY {
+		p.Y.Label.Text = "value"
+	}
 	p.Add(plotter.NewGrid())
 	sc, err := plotter.NewScatter(vals)
 	if err != nil {
@@ -158,7 +242,18 @@ func plotStudy(path string, sp *spec, trials []study.TrialResult) error {
 		r.Add(plotter.NewGrid())
 		reg := make(plotter.XYs, len(bestXY))
 		for i, b := range bestXY {
-			reg[i] = plotter.XY{X: b.X, Y: floorLog(b.Y - fn.MinValue)}
+			reg[i] = plotter.XY{X: b.X, Y: b.Y - fn.MinValue}
+		}
+		if sp.obj.Noise > 0 {
+			// The observed values are noisy and may lie below the
+			// minimum: the regret is the noise-free value at the best
+			// point so far.
+			r.Title.Text = "simple regret: f(best point so far) - minimum"
+			reg = noiseFreeRegret(trials, fn, sp.cfg.Direction)
+		}
+		reg = positive(reg)
+		if len(reg) == 0 {
+			return savePanels(path, panels, len(panels), 5*vg.Inch, 3.6*vg.Inch)
 		}
 		l, err := plotter.NewLine(reg)
 		if err != nil {
@@ -172,16 +267,36 @@ func plotStudy(path string, sp *spec, trials []study.TrialResult) error {
 	return savePanels(path, panels, len(panels), 5*vg.Inch, 3.6*vg.Inch)
 }
 
+// noiseFreeRegret is, after each trial, the noise-free value of the best
+// point observed so far minus the function's minimum.
+func noiseFreeRegret(trials []study.TrialResult, fn *objectives.Function, dir study.Direction) plotter.XYs {
+	var out plotter.XYs
+	best, bestF := math.NaN(), math.NaN()
+	for _, t := range trials {
+		if t.State == study.Complete && len(t.X) == fn.Dim && study.Better(t.Value, best, dir) {
+			best, bestF = t.Value, fn.Value(t.X)
+		}
+		if !math.IsNaN(bestF) {
+			out = append(out, plotter.XY{X: float64(t.Number), Y: bestF - fn.MinValue})
+		}
+	}
+	return out
+}
+
 // intTicks are the default ticks with integer labels (trial and step
-// numbers).
+// numbers): a tick between two integers (2.5 on a short axis) is dropped.
 type intTicks struct{}
 
 func (intTicks) Ticks(min, max float64) []plot.Tick {
-	ticks := plot.DefaultTicks{}.Ticks(min, max)
-	for i := range ticks {
-		if ticks[i].Label != "" {
-			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'f', -1, 64)
+	var ticks []plot.Tick
+	for _, t := range (plot.DefaultTicks{}).Ticks(min, max) {
+		if t.Value != math.Trunc(t.Value) {
+			continue
 		}
+		if t.Label != "" {
+			t.Label = strconv.FormatFloat(t.Value, 'f', -1, 64)
+		}
+		ticks = append(ticks, t)
 	}
 	return ticks
 }
@@ -240,7 +355,9 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 	var ticks []plot.Tick
 	for e := math.Floor(math.Log10(min)); e <= math.Ceil(math.Log10(max)); e++ {
 		for _, m := range []float64{1, 2, 3, 4, 5, 6, 7, 8, 9} {
-			v := m * math.Pow(10, e)
+			// m * 10^e read from its decimal form: the product in
+			// floating point labels 1e-4 as 9.999999999999999e-05.
+			v, _ := strconv.ParseFloat(fmt.Sprintf("%ge%d", m, int(e)), 64)
 			if v < min || v > max {
 				continue
 			}
@@ -263,4 +380,89 @@ func (logTicks) Ticks(min, max float64) []plot.Tick {
 			plot.Tick{Value: max, Label: strconv.FormatFloat(max, 'g', 3, 64)})
 	}
 	return ticks
+}
+
+// regretSeries is one line of a regret panel: the mean over seeds per
+// step (step t at index t-1) and its standard deviation.
+type regretSeries struct {
+	name      string
+	mean, std []float64
+}
+
+// regretPanel draws regret curves against the step on a log scale, each
+// with a translucent band of ± one standard deviation (its lower edge cut
+// at the axis when mean - std is not positive). Steps where a mean is 0
+// (the best arm found) are left out rather than drawn at a made-up floor.
+// The axis leaves room above the curves for the legend: top left for
+// rising (cumulative) curves, top right for falling ones.
+func regretPanel(title, xlabel string, series []regretSeries, rising bool) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = xlabel
+	p.X.Tick.Marker = intTicks{}
+	p.Y.Label.Text = "regret (log scale)"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = logTicks{}
+	p.Add(plotter.NewGrid())
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, sr := range series {
+		for t, m := range sr.mean {
+			if m > 0 {
+				lo, hi = math.Min(lo, m), math.Max(hi, m+sr.std[t])
+			}
+		}
+	}
+	if math.IsInf(lo, 0) {
+		lo, hi = 0.1, 1 // every regret 0: an empty panel
+	}
+	lo /= 2
+	if !(hi > lo) {
+		hi = lo * 10
+	}
+	hi *= math.Pow(hi/lo, 0.45) // headroom for the legend
+	p.Y.Min, p.Y.Max = lo, hi
+	for k, sr := range series {
+		col := plotutil.Color(k)
+		var upper, lower plotter.XYs
+		for t, m := range sr.mean {
+			if m > 0 {
+				upper = append(upper, plotter.XY{X: float64(t + 1), Y: math.Min(m+sr.std[t], hi)})
+				lower = append(lower, plotter.XY{X: float64(t + 1), Y: math.Max(m-sr.std[t], lo)})
+			}
+		}
+		if len(upper) > 1 {
+			band := append(plotter.XYs{}, upper...)
+			for i := len(lower) - 1; i >= 0; i-- {
+				band = append(band, lower[i])
+			}
+			poly, err := plotter.NewPolygon(band)
+			if err != nil {
+				return nil, err
+			}
+			r, g, b, _ := col.RGBA()
+			poly.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 40}
+			poly.LineStyle.Width = 0
+			p.Add(poly)
+		}
+		mean := make(plotter.XYs, len(sr.mean))
+		for t, m := range sr.mean {
+			mean[t] = plotter.XY{X: float64(t + 1), Y: m}
+		}
+		mean = positive(mean)
+		if len(mean) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(mean)
+		if err != nil {
+			return nil, err
+		}
+		l.LineStyle.Width = vg.Points(2)
+		l.LineStyle.Color = col
+		l.LineStyle.Dashes = plotutil.Dashes(k)
+		p.Add(l)
+		p.Legend.Add(sr.name, l)
+	}
+	p.Legend.Top = true
+	p.Legend.Left = rising
+	return p, nil
 }

@@ -33,9 +33,9 @@ Streams: a CSV dataset (--data: a file, or the name of one of the papers'
 datasets, read from ../shared/data; elevators and german are built in);
 synthetic:friedman:d=D and synthetic:gp:d=D (Friedman's function #1 and a
 GP-prior sample in D dimensions); synthetic:<objective> (x uniform over a
-built-in objective's box, y = f(x) + noise); sim000 (seed 000's greedy
+built-in objective's box, y = f(x) + noise); sim000 (Jézéquel et al.'s (NeurIPS 2019) greedy
 adversary, n = 80, d = 5, with the regret against the best kernel
-predictor); and blocks003[:b=500][:r=10] (seed 003's block streams on
+predictor); and blocks003[:b=500][:r=10] (Wen et al.'s (IJCAI 2024) block streams on
 --data).
 
 Defaults. A named paper dataset (elevators, parkinsons, protein, german,
@@ -49,7 +49,7 @@ robustly (targets beyond 10 IQR of the quartiles are clipped, and
 reported); the task is binary classification when the targets take two
 integer values (0/1, -1/+1; --task overrides); regression learners predict
 the running mean plus their kernel part; every learner's dictionary is
-capped at --budget. The chosen width, scaling and budget are printed on
+capped at --dict-budget. The chosen width, scaling and budget are printed on
 stderr, with warnings for a constant target or a very short stream.
 
 Learners (--learners, comma-separated, or "all"): mean (the running mean,
@@ -66,7 +66,7 @@ Examples:
   bkb regress --data elevators --orders 10
   bkb regress --data german --learners fogd,nogd,forks --orders 20
   bkb regress --data mydata.csv --width-mix
-  bkb regress --stream synthetic:friedman:d=16 --n 16000 --budget 200
+  bkb regress --stream synthetic:friedman:d=16 --n 16000 --dict-budget 200
   bkb regress --stream sim000 --learners all
 
 Flags:
@@ -101,7 +101,11 @@ func regressFlagSet(o *regressOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.Float64Var(&o.width, "kernel-width", 0, "Gaussian kernel width sigma, exp(-|x-y|^2/(2 sigma^2)) (default: the paper's value for a named paper dataset, else the median distance between inputs)")
 	fs.StringVar(&o.profile, "profile", "", "paper defaults to use: 000 (targets to [-1, 1]), 002 (targets to [0, 1]), 003 or 003-blocks (default: the paper's for a named paper dataset, else 002 for regression, 003 for classification)")
 	fs.StringVar(&o.task, "task", "auto", "auto (two distinct target values: binary classification, else regression), regression or classification")
-	fs.IntVar(&o.budget, "budget", 0, "dictionary budget J: 0 caps the growing ALD/KORS dictionaries at 800; J > 0 caps every learner's atoms, support vectors or frequencies at J; -1: no cap")
+	fs.IntVar(&o.budget, "dict-budget", 0, "dictionary budget J: 0 caps the growing ALD/KORS dictionaries at 800; J > 0 caps every learner's atoms, support vectors or frequencies at J; -1: no cap")
+	// --budget is the number of trials in optimize: the old name of
+	// --dict-budget is still accepted, but not listed.
+	fs.IntVar(&o.budget, "budget", 0, "")
+	_ = fs.MarkHidden("budget")
 	fs.StringVar(&o.csvPath, "csv", "", "also write the table as CSV to this file (written on interrupt too, with the learners that finished)")
 	fs.BoolVar(&o.overwrite, "overwrite", false, "replace an existing --csv file (never a study journal)")
 	fs.Float64Var(&o.noise, "noise", 0.1, "noise standard deviation of synthetic streams")
@@ -135,7 +139,7 @@ func runRegress(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitUsage
 	}
 	if strings.HasPrefix(o.stream, "blocks003") && !fs.Changed("data") {
-		o.data = "german" // seed 003's block streams are built from german
+		o.data = "german" // Wen et al.'s (IJCAI 2024) block streams are built from german
 	}
 	exp, err := o.experiment()
 	if err != nil {
@@ -236,7 +240,7 @@ func (o *regressOptions) experiment() (*online.Experiment, error) {
 		return nil, fmt.Errorf("--task must be auto, regression or classification, got %q", o.task)
 	}
 	if o.budget < -1 {
-		return nil, fmt.Errorf("--budget must be -1 (none), 0 (default) or a positive J, got %d", o.budget)
+		return nil, fmt.Errorf("--dict-budget must be -1 (none), 0 (default) or a positive J, got %d", o.budget)
 	}
 	switch online.Profile(o.profile) {
 	case "", online.Profile000, online.Profile002, online.Profile003, online.Profile003Blocks:
@@ -319,7 +323,7 @@ func fmtOpt(v float64, prec int) string {
 	return strconv.FormatFloat(v, 'f', prec, 64)
 }
 
-// writeRegress prints the rows as a table (like seed 002's Table 3), CSV or
+// writeRegress prints the rows as a table (like Li and Liao's (ICML 2023) Table 3), CSV or
 // Markdown.
 func writeRegress(w io.Writer, format string, exp *online.Experiment, rows []online.Row) error {
 	task := online.Regression

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/bkb-go/bkb/storage"
@@ -85,7 +86,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	defer obj.Close()
 	if *progress == "lines" {
 		c := countStates(s.Trials())
-		fmt.Fprintf(stderr, "bkb: worker on %s: %d of %d trials done, %d workers here\n", w, c.done(), cfg.Budget, *workers)
+		fmt.Fprintf(stderr, "bkb: worker on %s: %d of %d trials done, %s here\n", w, c.done(), cfg.Budget, plural(*workers, "1 worker", "%d workers"))
 	}
 	best := math.NaN()
 	done := 0
@@ -214,12 +215,13 @@ func copyStudy(ctx context.Context, dst, src storage.Storage, srcName, dstName s
 }
 
 // runExport writes a study's trials as CSV (the trace of optimize
-// --trace), from a journal or PostgreSQL.
+// --trace) or JSON, to a file or stdout, from a journal or PostgreSQL.
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("export", "export --study FILE | --storage postgres://... --study NAME --out FILE.csv", stdout)
+	fs := newFlagSet("export", "export --study FILE | --storage postgres://... --study NAME --out FILE.csv|FILE.json|-", stdout)
 	var w where
 	w.register(fs, "the study's journal file")
-	out := fs.String("out", "", "CSV file to write (a new file, or one to replace with --overwrite)")
+	out := fs.String("out", "", "file to write (a new file, or one to replace with --overwrite), or - for stdout")
+	format := fs.String("format", "", "csv or json (default: from the --out name: json for .json, else csv)")
 	overwrite := fs.Bool("overwrite", false, "replace an existing --out file (never a study journal)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -227,11 +229,26 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := w.check("export"); err != nil {
 		return err
 	}
-	if *out == "" {
-		return usagef("export needs --out FILE.csv")
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	if err := checkOutput("--out", *out, *overwrite, w.journal()); err != nil {
-		return err
+	if *out == "" {
+		return usagef("export needs --out FILE.csv, --out FILE.json or --out - (stdout)")
+	}
+	switch *format {
+	case "":
+		*format = "csv"
+		if strings.EqualFold(extOf(*out), ".json") {
+			*format = "json"
+		}
+	case "csv", "json":
+	default:
+		return usagef("--format must be csv or json, got %q", *format)
+	}
+	if *out != "-" {
+		if err := checkOutput("--out", *out, *overwrite, w.journal()); err != nil {
+			return err
+		}
 	}
 	s, sp, closeStore, err := loadStudy(ctx, w, study.Options{})
 	if err != nil {
@@ -239,9 +256,22 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer closeStore()
 	trials := s.Trials()
-	if err := writeTraceCSV(*out, sp, trials); err != nil {
+	var data []byte
+	if *format == "json" {
+		data, err = traceJSON(sp, trials)
+	} else {
+		data, err = traceCSV(sp, trials)
+	}
+	if err != nil {
 		return fmt.Errorf("export: %v", err)
 	}
-	fmt.Fprintf(stdout, "exported %d trials of %s to %s\n", len(trials), w, *out)
+	if *out == "-" {
+		_, err := stdout.Write(data)
+		return err
+	}
+	if err := writeFileAtomic(*out, data); err != nil {
+		return fmt.Errorf("export: %v", err)
+	}
+	fmt.Fprintf(stdout, "exported %d trials of %s to %s (%s)\n", len(trials), w, *out, *format)
 	return nil
 }

@@ -39,9 +39,11 @@
 //
 // Every evaluation must be answered within [Config.Timeout]. The protocol has
 // no "ready" message, so a plugin's start-up (interpreter, imports, loading
-// data) happens while its first request waits: the first evaluation of every
-// instance, after [Start] and after each restart, is allowed
-// [Config.StartTimeout] (default 30 s) on top of the timeout.
+// data) happens while its first request waits: the first evaluation after
+// [Start] is allowed [Config.StartTimeout] (default 30 s) on top of the
+// timeout. The first evaluation after a restart that followed a crash, a
+// timeout or garbage has the timeout alone (the allowance would let a plugin
+// that hangs run longer after every restart).
 //
 // The environment of the plugin contains BKB_PLUGIN_MODE=long-lived, so that
 // one script can support both modes.

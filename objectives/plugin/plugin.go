@@ -67,10 +67,14 @@ type Config struct {
 	// evaluation).
 	Timeout time.Duration
 	// StartTimeout is the time allowed for the plugin's start-up
-	// (interpreter, imports, loading data): the first evaluation of every
-	// instance, after Start and after each restart, may take StartTimeout
-	// longer than Timeout, since the protocol has no "ready" message and the
-	// start-up happens while that request waits. DefaultStartTimeout when 0,
+	// (interpreter, imports, loading data): the first evaluation after
+	// Start (and after a restart that followed a canceled evaluation) may
+	// take StartTimeout longer than Timeout, since the protocol has no
+	// "ready" message and the start-up happens while that request waits.
+	// The first evaluation after a restart that followed a crash, a
+	// timeout or garbage gets Timeout alone: such restarts mostly follow a
+	// plugin that hangs or crashes, and the allowance would let every one
+	// of them run StartTimeout longer. DefaultStartTimeout when 0,
 	// no allowance when negative. One-shot mode does not use it: there
 	// Timeout bounds every run, start-up included.
 	StartTimeout time.Duration
@@ -556,6 +560,7 @@ func (p *Process) ensureChild(id int) (*child, error) {
 		p.needRestart = true
 		p.lastErr = &EvalError{Kind: KindCrash, Command: p.name, Msg: "plugin exited between evaluations (" + c.exitStatus() + ")", Stderr: c.sink.Tail()}
 	}
+	restart := p.needRestart
 	if p.needRestart {
 		if n := int(p.restarts.Load()); n >= p.maxRestart {
 			msg := fmt.Sprintf("not restarting the plugin: restart limit (%d) reached", p.maxRestart)
@@ -578,6 +583,12 @@ func (p *Process) ensureChild(id int) (*child, error) {
 			ee.ID = id
 		}
 		return nil, err
+	}
+	if restart {
+		// A restart follows a crash, a timeout or garbage: its first
+		// evaluation gets Timeout alone, so that a plugin that hangs is
+		// not given the start-up allowance again on every restart.
+		c.fresh = false
 	}
 	p.cur, p.needRestart, p.lastErr = c, false, nil
 	return c, nil

@@ -258,7 +258,7 @@ func TestBadPlugins(t *testing.T) {
 }
 
 // TestStartTimeout checks that a plugin's start-up does not count against
-// the first evaluation's Timeout (issue 9): the fake sleeps 350ms before
+// the first evaluation's Timeout: the fake sleeps 350ms before
 // reading stdin, longer than the 200ms timeout but within timeout plus
 // start-up allowance.
 func TestStartTimeout(t *testing.T) {
@@ -274,6 +274,11 @@ func TestStartTimeout(t *testing.T) {
 		{"no allowance", "slowstart:350ms", -1, []step{{KindTimeout, []string{"timed out after 200ms (plugin killed)"}}}},
 		{"hang counts timeout and allowance", "hang", 100 * time.Millisecond,
 			[]step{{KindTimeout, []string{"timed out after 300ms (timeout 200ms + start-up allowance 100ms of a freshly started plugin)"}}}},
+		// The first evaluation after a restart that followed a timeout has
+		// the timeout alone.
+		{"no allowance after a restart", "hang", 100 * time.Millisecond,
+			[]step{{KindTimeout, []string{"timed out after 300ms (timeout 200ms + start-up allowance"}},
+				{KindTimeout, []string{"timed out after 200ms (plugin killed)"}}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
