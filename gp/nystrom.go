@@ -156,8 +156,9 @@ func (n *Nystrom) Add(x, z []float64) (pivot float64) {
 // rounding), 8 with 4 eps k and 6 with eps k; the old 8 (p+1) eps k
 // dropped points whose removal moved variances by 7e-6 at lambda = 1e-6.
 // A smaller one keeps pivots made of rounding. In the canonical order of
-// a rebuild (largest residual first) the computed residuals are accurate
-// to a few eps k (Higham 2002, ch. 10).
+// a rebuild (largest residual first) the computed residuals stay
+// accurate to a few eps k (pivoted Cholesky's backward error; Higham
+// 2002, ch. 10).
 func pivotNoise(kxx float64) float64 {
 	const eps = 0x1p-52
 	return eps * math.Abs(kxx)
@@ -165,13 +166,14 @@ func pivotNoise(kxx float64) float64 {
 
 // nearPivot is the squared pivot below which a point is near-dependent
 // on S: sqrt(noise * k(x,x)), the geometric middle between the rounding
-// noise and k(x,x) (1.5e-8 k(x,x)). A point
-// whose squared pivot is above it is live in any order of S: adding a
-// point y to S changes another point's squared pivot from d_p^2 to
-// d_p^2 d_y'^2 / d_y^2 (d_y, d_y': y's pivot without and with p; the
-// determinant of their 2 x 2 Schur complement), which stays above
-// nearPivot^2 / k(x,x) = noise when both are above nearPivot. Below it,
-// the DTC takes its decisions in one canonical order (DTC.rebuild).
+// noise and k(x,x) (1.5e-8 k(x,x)). Adding a point y to S changes
+// another point p's squared pivot from d_p^2 to d_p^2 d_y'^2 / d_y^2
+// (d_y, d_y': y's pivot without and with p; the determinant of their
+// 2 x 2 Schur complement), which stays above nearPivot^2 / k(x,x) =
+// noise when both are above nearPivot: while every pivot is above it, an
+// addition in any position leaves every point live. Below it, the DTC
+// takes its decisions in one canonical order (DTC.rebuild); the
+// differential test checks that the two paths then agree.
 func nearPivot(kxx, noise float64) float64 { return math.Sqrt(noise * math.Abs(kxx)) }
 
 // addExact appends x in the exact core: a live point with its true pivot,
