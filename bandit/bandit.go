@@ -88,6 +88,11 @@ type Options struct {
 	// state the algorithms, instead of updating it incrementally. The arms
 	// chosen are the same; only the cost differs. For benchmarks.
 	Rebuild bool
+	// LegacyCore makes a DTC posterior take its decisions on
+	// near-dependent inducing points as before they had one rule
+	// (gp.DTC.SetLegacyCore): studies of configuration versions up to 4
+	// replay with it.
+	LegacyCore bool
 }
 
 func (o *Options) defaults(arms *mat.Dense) {
@@ -220,6 +225,7 @@ func newGP(name string, arms *mat.Dense, opt Options, useDTC bool, score Score) 
 			return nil, err
 		}
 		g.SetRebuildAlways(opt.Rebuild)
+		g.SetLegacyCore(opt.LegacyCore)
 		p.post, p.dtc = g, g
 	} else {
 		g, err := gp.NewExact(opt.Kernel, d, opt.Lambda)

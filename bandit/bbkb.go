@@ -231,6 +231,7 @@ func NewBBKB(arms *mat.Dense, opt BBKBOptions) (*BBKB, error) {
 	if err != nil {
 		return nil, err
 	}
+	g.SetLegacyCore(opt.LegacyCore)
 	if err := g.SetCandidates(arms); err != nil {
 		return nil, err
 	}

@@ -519,7 +519,11 @@ func (g *DTC) planAdd(i int) {
 	zp := r.load(g.floats(m), i, m)
 	xp := r.point(i)
 	d, dead := g.ny.addExact(xp, zp, r.kdiag[i])
-	g.suspect = g.suspect || g.ny.suspect
+	if g.ny.legacy {
+		g.suspect = g.suspect || g.ny.suspect
+	} else {
+		g.suspect = g.suspect || g.ny.near
+	}
 	o := chgOp{m: m, zp: zp, d: d, xp: xp, dead: dead}
 	u := g.floats(m)
 	for a := range u {
@@ -582,9 +586,11 @@ func (g *DTC) floats(n int) []float64 {
 }
 
 // applyChanges removes the rows rem from S and adds the rows add, in one
-// pass over the rows (see the top of this file). Dead inducing points
-// whose anchor left S are re-tested and, when they now carry a direction,
-// moved to the end of S, so that S's factor matches a rebuild's.
+// pass over the rows (see the top of this file). It is only called while
+// every pivot of S is above nearPivot (DTC.near is false), so no point of
+// S is dead; if an added point is near-dependent, the posterior is
+// rebuilt in canonical order afterwards. (Under SetLegacyCore, dead
+// points whose anchor left S are revived here instead.)
 func (g *DTC) applyChanges(rem, add []int) error {
 	r := g.r
 	m0 := g.ny.Size()
@@ -626,11 +632,13 @@ func (g *DTC) applyChanges(rem, add []int) error {
 	for k := len(rem) - 1; k >= 0; k-- {
 		g.planRemove(rem[k])
 	}
-	if len(rem) > 0 && g.ny.ndead > 0 {
+	if len(rem) > 0 && g.ny.ndead > 0 && g.ny.legacy {
+		// Legacy: dead points whose anchor left S are re-tested and, when
+		// they now carry a direction, moved to the end of S.
 		var revive []int
 		w := g.floats(g.ny.Size())
 		for p, i := range g.dict {
-			if g.ny.dead[p] && g.ny.liveAt(p, w) {
+			if g.ny.dead[p] && g.ny.legacyLiveAt(p, w) {
 				revive = append(revive, i)
 			}
 		}
@@ -664,8 +672,8 @@ func (g *DTC) applyChanges(rem, add []int) error {
 	g.pendingAdd = nil
 	g.sinceChange = 0
 	if g.suspect {
-		// A new pivot is within the forward error of its computation:
-		// rebuild in pivoted order, where such pivots are dead.
+		// A new point is near-dependent on S: its decision (dead or live)
+		// is taken in the canonical order of a rebuild.
 		g.repivots++
 		if err := g.rebuild(); err != nil {
 			return err
@@ -720,7 +728,10 @@ func (g *DTC) SetDictionary(rows []int) (added, removed int, err error) {
 	if n == 0 {
 		return 0, 0, nil
 	}
-	if g.rebuildAlways || 3*n > len(g.dict)+3 {
+	// While S has a near-dependent point, every change is made by a
+	// rebuild: which points are dead is decided in its canonical order,
+	// the same whatever the order of the edits that led to S (DTC).
+	if g.rebuildAlways || (g.near && !g.ny.legacy) || 3*n > len(g.dict)+3 {
 		for _, i := range rem {
 			g.pos[i] = -1
 		}

@@ -46,15 +46,38 @@ type Uniform interface {
 //     (changes.go), O(A (k+j) m) arithmetic for k points in and j out;
 //   - a change of more than a third of S rebuilds everything, O(A m^2).
 //
-// The core is exact: an inducing point whose pivot
-// k(x,x) - ||z(x)||^2 is below the rounding noise of its computation
-// (Nystrom.pivotNoise, relative to rounding and to the conditioning of
-// the factor, not a fixed fraction of k(x,x)) is dead: it stays in S but
-// contributes no direction, as a pseudo-inverse drops a numerically zero
-// eigenvalue, and the posterior is that of the live points, which span
-// the same space up to rounding. With every observed point in S the DTC
-// posterior then equals the exact GP's (to rounding), and incremental
-// updates equal a rebuild, because both take the same decisions.
+// The core is exact: an inducing point whose squared pivot
+// k(x,x) - ||z(x)||^2 is at most eps k(x,x) (pivotNoise: below the
+// rounding of k(x,x) itself, where float64 cannot tell it from 0) is
+// dead: it stays in S but contributes no direction, as a pseudo-inverse
+// drops a numerically zero eigenvalue, and the posterior is that of the
+// live points. With every observed point in S the DTC posterior then
+// equals the exact GP's to rounding.
+//
+// Near-dependent points have one rule, applied identically by the
+// incremental and the rebuilt paths: while every pivot of S is above
+// nearPivot (sqrt(eps) k(x,x), about 1.5e-8 k(x,x)), no point can be dead
+// in any order of S, and changes are incremental; once a point below it
+// is in S (a near-duplicate, a dense cluster), S's factor is rebuilt in
+// one canonical order (largest residual first, ties to the lowest row,
+// pivotedOrder) and every later change of S is made by such a rebuild
+// until no pivot is below it. The decisions are then a function of S and
+// the data, whatever the order of the edits that led there.
+//
+// What a dead point p (squared pivot d^2 <= eps k(x_p,x_p) on the live
+// points) changes: the direction it would add carries prior variance d^2
+// at p, and a coefficient c(x) (|c(x)|^2 <= the Nystrom residual of x)
+// elsewhere; its observations enter through their projection on the live
+// points. Keeping it would move the data part of sigma~^2(x) by at most
+// about c(x)^2 n d^2 / lambda^2 (n observations at p) and mu~(x) by about
+// |c(x)| sqrt(n) d |y| / lambda: worst cases that are small only where
+// lambda is large against eps k(x,x) or x is near the data (small
+// c(x)). What it costs in practice is measured: the differential test
+// (TestDifferentialAgainstBigFloat) finds the DTC with
+// every observed point in S within max(1e-8, 10x the error of the float64
+// eigenvalue threshold: max * m * eps, the BKB authors' code) in every
+// case without a dead point; with one, 16 of 4,000 sequences exceed that
+// bound, by at most 12.5x (all at lambda < 2e-3).
 //
 // DTC is not safe for concurrent use.
 type DTC struct {
@@ -112,9 +135,12 @@ type DTC struct {
 	preValid      bool
 	leverageAfter bool
 
-	suspect  bool // a pivot of this step's changes was within its forward error
-	repivots int  // rebuilds in pivoted order that suspect pivots caused
-	clamps   int  // negative variances set to 0
+	suspect  bool // a point added in this step's changes is near-dependent
+	repivots int  // rebuilds in canonical order that near-dependent points caused
+	// near: a pivot of S's factor is below nearPivot (set by rebuild);
+	// every change of S is then made by a rebuild.
+	near   bool
+	clamps int // negative variances set to 0
 
 	// A deferred per-observation pass (see observeRow and flush).
 	obsPending bool
@@ -276,7 +302,13 @@ func (g *DTC) addRow(x []float64) int {
 	z := g.buf(&g.w1, m)
 	res := g.ny.Embed(z, x)
 	q := g.solveV(g.buf(&g.w2, m), z)
-	vari := clampVar(res, &g.clamps)/g.lambda + dot(z, q)
+	// The residual is not clamped on its own: see Predict.
+	var vari float64
+	if g.ny.legacy {
+		vari = clampVar(res, &g.clamps)/g.lambda + dot(z, q)
+	} else {
+		vari = clampVar(res/g.lambda+dot(z, q), &g.clamps)
+	}
 	i := g.r.add(x, kernel.Diag(g.k, x), z, dot(z, g.beta), vari)
 	g.count = append(g.count, 0)
 	g.ysum = append(g.ysum, 0)
@@ -409,6 +441,18 @@ func (g *DTC) snapshotPre(i int) {
 // m = 224, stride 303: 17.6 ms against 6.3 ms per observation).
 const compactAfter = 8
 
+// SetLegacyCore selects the exact core as it was before near-dependent
+// points had one rule (configuration versions up to 4 of a study replay
+// with it): a point is dead below 8 (p+1) eps k(x,x) whatever its
+// coefficients on S; a new pivot within an estimate of its forward error
+// triggers a rebuild in pivoted order, while other near-dependent points
+// are added in arrival order, so that the incremental and rebuilt paths
+// may decide differently; and the Nystrom residual is clamped at 0 on its
+// own in Predict, in a rebuild and for a new point's row, which loses the
+// cancellation of its rounding with z^T V^{-1} z (see Predict). It must
+// be called before the first observation.
+func (g *DTC) SetLegacyCore(on bool) { g.ny.legacy = on }
+
 // SetRebuildAlways makes the posterior rebuild from scratch after every
 // observation and dictionary change (O(A m^2) each), as BKB's Algorithm 1
 // states it, instead of updating incrementally. The results are the same
@@ -471,18 +515,25 @@ func (g *DTC) rebuild() error {
 	g.solveV(g.beta, g.b)
 	var clamped atomic.Int64
 	defer func() { g.clamps += int(clamped.Load()) }()
+	legacy := g.ny.legacy
 	parallelFor(r.n(), func(lo, hi int) {
 		q, z := make([]float64, m), make([]float64, m)
 		for j := lo; j < hi; j++ {
 			r.load(z, j, m)
 			copy(q, z)
 			g.vf.SolveL(q)
+			// The residual is not clamped on its own: see Predict.
 			res := r.kdiag[j] - dot(z, z)
-			if res < 0 {
+			if legacy && res < 0 {
 				res = 0
 				clamped.Add(1)
 			}
-			r.vari[j] = res/g.lambda + dot(q, q)
+			v := res/g.lambda + dot(q, q)
+			if v < 0 {
+				v = 0
+				clamped.Add(1)
+			}
+			r.vari[j] = v
 			r.mean[j] = dot(g.beta, z)
 		}
 	})
@@ -513,10 +564,14 @@ func (g *DTC) pivotedOrder() {
 		idx[k] = k
 	}
 	g.dict = g.dict[:0]
+	g.near = false
 	for len(idx) > 0 {
+		// The largest residual, ties to the lowest row: the order, and so
+		// every decision, depends on S as a set, not on its order.
 		b := 0
 		for k := range idx {
-			if res[idx[k]] > res[idx[b]] {
+			rk, rb := res[idx[k]], res[idx[b]]
+			if rk > rb || (rk == rb && !g.ny.legacy && rest[idx[k]] < rest[idx[b]]) {
 				b = k
 			}
 		}
@@ -527,6 +582,7 @@ func (g *DTC) pivotedOrder() {
 		xp := r.point(i)
 		zp := zs[kb]
 		d, dead := g.ny.addExact(xp, zp, r.kdiag[i])
+		g.near = g.near || g.ny.near
 		g.dict = append(g.dict, i)
 		for _, k := range idx {
 			c := 0.0
@@ -552,7 +608,19 @@ func (g *DTC) Predict(x []float64) (mean, variance float64, err error) {
 	res := g.ny.Embed(z, x)
 	q := append([]float64(nil), z...)
 	g.vf.SolveL(q)
-	return dot(z, g.beta), math.Max(res, 0)/g.lambda + dot(q, q), nil
+	// The Nystrom residual is not clamped on its own. Along a
+	// near-dependent direction of S (near-duplicate inducing points) the
+	// computed coordinate of z carries the rounding of its pivot, up to a
+	// percent at a pivot of 1e-13 k(x,x), and the residual can come out
+	// negative; the same error enters z^T V^{-1} z with the opposite sign
+	// (V is lambda I along that direction), so the sum is accurate while a
+	// clamped residual is not (a variance 0.4% off at lambda = 8e-3 with
+	// two observations 1.8e-7 apart, TestNearDuplicateGrowOneAtATime). The
+	// candidates' rows, updated incrementally, never clamp it either.
+	if g.ny.legacy {
+		return dot(z, g.beta), math.Max(res, 0)/g.lambda + dot(q, q), nil
+	}
+	return dot(z, g.beta), math.Max(res/g.lambda+dot(q, q), 0), nil
 }
 
 // InclusionProbability returns min(1, qbar * sigma~^2(x_i) * count_i)
@@ -729,11 +797,15 @@ type Numerics struct {
 	// DeadPivots is the number of inducing points that currently
 	// contribute no direction (DTC: pivot below rounding noise).
 	DeadPivots int
-	// Repivots counts rebuilds in pivoted order after a new pivot was
-	// within the forward error of its computation (DTC).
+	// Repivots counts rebuilds in canonical pivoted order that a
+	// near-dependent new inducing point caused (DTC; under
+	// SetLegacyCore, a new pivot within an estimate of its forward
+	// error).
 	Repivots int
 	// Revived counts dead inducing points that became live again after
-	// the point they depended on left S (DTC).
+	// the point they depended on left S (DTC under SetLegacyCore;
+	// otherwise the rebuilds that near-dependent points cause decide
+	// them afresh).
 	Revived int
 }
 

@@ -31,8 +31,9 @@ func (g *DTC) EncodeState(w *snapenc.Writer) {
 	w.Bool(ny.exact)
 	w.Bools(ny.dead)
 	w.Int(ny.ndead)
+	w.Bool(ny.near)
+	w.Bool(ny.legacy)
 	w.Bool(ny.suspect)
-	w.Bool(ny.strict)
 	// The rows: points, k(x,x), the first m coordinates of each embedding
 	// row (the rest of a row's storage is not state: a coordinate is
 	// written before it is read), means and variances, and the layout.
@@ -67,6 +68,7 @@ func (g *DTC) EncodeState(w *snapenc.Writer) {
 	w.Bool(g.preValid)
 	w.Bool(g.leverageAfter)
 	w.Bool(g.suspect)
+	w.Bool(g.near)
 	w.Int(g.repivots)
 	w.Int(g.clamps)
 	w.Int(g.revived)
@@ -99,8 +101,9 @@ func DecodeDTC(k kernel.Kernel, rd *snapenc.Reader) (*DTC, error) {
 	ny.exact = rd.Bool()
 	ny.dead = rd.Bools()
 	ny.ndead = rd.Int()
+	ny.near = rd.Bool()
+	ny.legacy = rd.Bool()
 	ny.suspect = rd.Bool()
-	ny.strict = rd.Bool()
 	r := g.r
 	r.x = rd.Floats()
 	r.kdiag = rd.Floats()
@@ -148,6 +151,7 @@ func DecodeDTC(k kernel.Kernel, rd *snapenc.Reader) (*DTC, error) {
 	g.preValid = rd.Bool()
 	g.leverageAfter = rd.Bool()
 	g.suspect = rd.Bool()
+	g.near = rd.Bool()
 	g.repivots = rd.Int()
 	g.clamps = rd.Int()
 	g.revived = rd.Int()

@@ -435,6 +435,11 @@ func (c *Config) family() (hyper.Family, error) {
 }
 
 // grows reports whether the candidates grow (version 2).
+// legacyCore reports whether BKB's posterior keeps the numerics of
+// configuration versions up to 4 on near-dependent points
+// (gp.DTC.SetLegacyCore), so that stored studies replay as written.
+func (c *Config) legacyCore() bool { return c.Version <= 4 }
+
 func (c *Config) grows() bool { return c.Version >= 2 && c.Candidates == CandidatesGrow }
 
 // GrowsCandidates reports whether the study's candidates grow where the
@@ -571,7 +576,7 @@ func (c *Config) newPolicy(arms *mat.Dense, k kernel.Kernel, lambda float64) (ba
 		return nil, err
 	}
 	opt := bandit.Options{Kernel: k, Lambda: lambda, Beta: beta, PaperScale: !gpScale, Qbar: c.Qbar,
-		Incremental: c.Incremental, Seed: c.Seed, Reserve: c.Budget}
+		Incremental: c.Incremental, Seed: c.Seed, Reserve: c.Budget, LegacyCore: c.legacyCore()}
 	switch c.Policy {
 	case "bkb":
 		return bandit.NewBKB(arms, opt)

@@ -389,6 +389,7 @@ func (r *refiner) rebuild(e *engine) error {
 		if err != nil {
 			return err
 		}
+		g.SetLegacyCore(r.cfg.legacyCore())
 		if err := g.SetCandidates(r.global); err != nil {
 			return err
 		}
@@ -920,7 +921,7 @@ func (r *refiner) syncAda(e *engine) error {
 			return err
 		}
 		a, err := bandit.NewAdaBKB(r.d, bandit.AdaBKBOptions{Options: bandit.Options{Kernel: k, Lambda: r.cfg.Lambda,
-			Beta: beta, PaperScale: !gpScale, Qbar: r.cfg.Qbar, Seed: r.cfg.Seed}})
+			Beta: beta, PaperScale: !gpScale, Qbar: r.cfg.Qbar, Seed: r.cfg.Seed, LegacyCore: r.cfg.legacyCore()}})
 		if err != nil {
 			return err
 		}
