@@ -32,6 +32,8 @@ type RegretVariant struct {
 //   - "bkb-v3": version 3 defaults (BKB's fitted noise floored at 1e-3,
 //     no noise handling);
 //   - "bkb-v2": version 2 defaults (constant beta 2), the previous ones;
+//   - "bkb-v5": version 5 (opt-in: resparsification when due, the exact
+//     core for near-dependent points; docs/scaling.md);
 //   - "bkb-matern": "bkb" with the Matern 5/2 ARD kernel instead of RBF;
 //   - "gp-ucb": the current defaults with GP-UCB (exact posterior);
 //   - "ada-bkb": Ada-BKB (bandit.AdaBKB) on the encoded box;
@@ -42,6 +44,7 @@ var RegretVariants = map[string]RegretVariant{
 	"bkb":          {"bkb", func(c *study.Config) {}},
 	"bkb-v2":       {"bkb-v2", func(c *study.Config) { c.Version = 2 }},
 	"bkb-v3":       {"bkb-v3", func(c *study.Config) { c.Version = 3 }},
+	"bkb-v5":       {"bkb-v5", func(c *study.Config) { c.Version = 5 }},
 	"bkb-matern":   {"bkb-matern", func(c *study.Config) { c.Kernel.Name = "matern52" }},
 	"gp-ucb":       {"gp-ucb", func(c *study.Config) { c.Policy = "gp-ucb" }},
 	"ada-bkb":      {"ada-bkb", func(c *study.Config) { c.Policy = "ada-bkb" }},

@@ -14,12 +14,10 @@ import (
 
 // snapshotConfig is a short version 5 study on Hartmann 3 whose model
 // runs through the design, fits, resparsifications and a trust region.
-func snapshotConfig(policy string, noise bool) Config {
+func snapshotConfig(policy string) Config {
 	f, _ := objectives.Lookup("hartmann3")
 	sp, _ := Box(nil, f.Lower, f.Upper)
-	cfg := Config{Space: sp, Policy: policy, Budget: 70, Seed: 11}
-	_ = noise
-	return cfg
+	return Config{Space: sp, Policy: policy, Budget: 70, Seed: 11, Version: LatestVersion}
 }
 
 // snapshotObjective is Hartmann 3, with noise that depends on the trial
@@ -75,11 +73,15 @@ func TestSnapshotResumeEqualsUninterrupted(t *testing.T) {
 		{"bkb", false, 50, true},     // a pending trial at the snapshot
 		{"bkb", true, 40, false},     // noise rules: joint samples
 		{"random", false, 25, false}, // no model
+		{"bkb-v4", false, 45, false}, // the default version
 	} {
 		t.Run(c.policy, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			cfg := snapshotConfig(c.policy, c.noise)
+			cfg := snapshotConfig(strings.TrimSuffix(c.policy, "-v4"))
+			if strings.HasSuffix(c.policy, "-v4") {
+				cfg.Version = 4
+			}
 			f := snapshotObjective(c.noise)
 			ref, err := Create(ctx, storage.NewMemory(), "ref", cfg)
 			if err != nil {
@@ -157,7 +159,7 @@ func samePoint(a, b []float64) bool {
 func TestSnapshotFallbacks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cfg := snapshotConfig("bkb", false)
+	cfg := snapshotConfig("bkb")
 	f := snapshotObjective(false)
 	for _, c := range []struct {
 		name   string

@@ -65,7 +65,7 @@ func TestVersion(t *testing.T) {
 		t.Error("version 1 with fit ard: no error")
 	}
 	for _, c := range []Config{
-		{Space: sp, Version: CurrentVersion + 1},
+		{Space: sp, Version: LatestVersion + 1},
 		{Space: sp, Beta: "horizon"},
 		{Space: sp, Beta: "horizon:-1"},
 		{Space: sp, Beta: "horizon:x"},
