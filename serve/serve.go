@@ -34,7 +34,6 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -517,11 +516,16 @@ func (s *Server) summary(ctx context.Context, st *study.Study, full bool) Summar
 
 // importance is each parameter's share of the ARD relevance of the last
 // hyperparameter fit: with length scales l_j on the encoded unit box, a
-// coordinate's relevance is 1/l_j^2 (the curvature of the kernel along it:
-// a short length scale means the objective changes fast along that
-// parameter; Rasmussen and Williams 2006, section 5.1). A categorical sums
-// the relevance of its one-hot coordinates. The shares sum to 1. nil
-// without an ARD fit.
+// coordinate's relevance is 1/l_j^2 (the curvature of the kernel along
+// it, the squared scaled distance across the parameter's whole range: a
+// short length scale means the objective changes fast along that
+// parameter; Rasmussen and Williams 2006, section 5.1). A categorical's
+// relevance is that of switching between two of its choices, which moves
+// two one-hot coordinates: 1/l_a^2 + 1/l_b^2 averaged over the pairs,
+// that is (2/k) times the sum over its k coordinates. The shares sum to
+// 1; nil without an ARD fit. It measures how fast the objective changes,
+// not by how much: a categorical whose choices the GP finds uncorrelated
+// weighs much even if their values differ little.
 func importance(sp study.Space, fits []study.FitResult) map[string]float64 {
 	if len(fits) == 0 {
 		return nil
@@ -541,6 +545,9 @@ func importance(sp study.Space, fits []study.FitResult) map[string]float64 {
 		r := 0.0
 		for k := 0; k < w; k++ {
 			r += 1 / (ls[j+k] * ls[j+k])
+		}
+		if w > 1 {
+			r *= 2 / float64(w)
 		}
 		j += w
 		out[p.Name] = r
@@ -1068,16 +1075,6 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.reply(w, http.StatusOK, sl)
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 func isNoTrial(err error) bool { return errors.Is(err, study.ErrNoTrial) }
