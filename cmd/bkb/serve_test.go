@@ -74,7 +74,7 @@ func call(t *testing.T, method, url string, body, out any) int {
 		rd = bytes.NewReader(b)
 	}
 	req, _ := http.NewRequest(method, url, rd)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := (&http.Client{Timeout: 2 * time.Minute}).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
