@@ -67,7 +67,8 @@ type Options struct {
 	// Grace is how long a trial handed out may go without a heartbeat from
 	// its client before it is handed out again (default DefaultGrace).
 	Grace time.Duration
-	// Secrets are masked ("***") in every answer and log line.
+	// Secrets are strings masked ("***") in every answer and log line
+	// (say ":PASSWORD@" for the password of a database URL).
 	Secrets []string
 	// Logf receives log lines (default: none).
 	Logf func(format string, args ...any)
@@ -571,11 +572,17 @@ func (s *Server) catalog(w http.ResponseWriter) (storage.Catalog, bool) {
 }
 
 func (s *Server) listStudies(w http.ResponseWriter, r *http.Request) {
-	cat, ok := s.catalog(w)
-	if !ok {
-		return
+	var hs []storage.Header
+	var err error
+	if cat, ok := s.opt.Storage.(storage.Catalog); ok {
+		hs, err = cat.ListStudies(r.Context())
+	} else {
+		// A storage of one study (a journal file): that study.
+		var h storage.Header
+		if h, err = s.opt.Storage.Study(r.Context(), ""); err == nil {
+			hs = []storage.Header{h}
+		}
 	}
-	hs, err := cat.ListStudies(r.Context())
 	if err != nil {
 		s.replyErr(w, r, err)
 		return

@@ -449,3 +449,30 @@ func TestOpenAPI(t *testing.T) {
 		t.Fatalf("found %d routes in serve.go", n)
 	}
 }
+
+// TestOneJournal serves a single journal file: the list holds its study,
+// which the API reaches by name; creating and deleting are refused.
+func TestOneJournal(t *testing.T) {
+	t.Parallel()
+	d, err := storage.OpenDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := newServer(t, serve.Options{Storage: d})
+	c.must("POST", "/api/studies", map[string]any{"name": "solo", "config": testConfig(4)}, nil, http.StatusCreated)
+	path, _ := d.JournalPath("solo")
+	js, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, _ := newServer(t, serve.Options{Storage: js})
+	var list struct{ Studies []serve.Summary }
+	one.must("GET", "/api/studies", nil, &list, 200)
+	if len(list.Studies) != 1 || list.Studies[0].Name != "solo" || list.Studies[0].Budget != 4 {
+		t.Fatalf("list %+v", list)
+	}
+	var a asked
+	one.must("POST", "/api/studies/solo/ask", nil, &a, 200)
+	one.must("POST", "/api/studies", map[string]any{"name": "other", "config": testConfig(4)}, nil, http.StatusNotImplemented)
+	one.must("DELETE", "/api/studies/solo", nil, nil, http.StatusNotImplemented)
+}

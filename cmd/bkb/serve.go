@@ -60,8 +60,11 @@ func (c catalogFlags) open(ctx context.Context, cmd string) (storage.Storage, st
 	return nil, "", nil, usagef("%s needs --storage postgres://... or --dir DIR", cmd)
 }
 
-// urlSecrets returns the password of a URL, to be masked wherever it
-// could appear.
+// urlSecrets returns the forms in which the password of a URL could
+// appear in a message: in a URL (":PASS@", also escaped) or a keyword/value
+// string ("password=PASS"). Masking these rather than every occurrence of
+// the password keeps a short password (one that is also a word, such as
+// a user or policy name) from garbling other output.
 func urlSecrets(u string) []string {
 	p, err := url.Parse(u)
 	if err != nil || p.User == nil {
@@ -71,9 +74,16 @@ func urlSecrets(u string) []string {
 	if !ok || pw == "" {
 		return nil
 	}
-	out := []string{pw}
+	forms := []string{pw}
 	if esc := url.QueryEscape(pw); esc != pw {
-		out = append(out, esc)
+		forms = append(forms, esc)
+	}
+	if esc := url.PathEscape(pw); esc != pw && esc != forms[len(forms)-1] {
+		forms = append(forms, esc)
+	}
+	var out []string
+	for _, f := range forms {
+		out = append(out, ":"+f+"@", "password="+f, "password='"+f+"'")
 	}
 	return out
 }

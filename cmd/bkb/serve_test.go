@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -250,5 +251,48 @@ func TestServeCLI(t *testing.T) {
 	out = bkb(2, "studies", "--storage", "mysql://u:hunter2@h/db")
 	if strings.Contains(out, "hunter2") {
 		t.Fatalf("a password printed: %s", out)
+	}
+}
+
+// TestServePostgres serves a PostgreSQL database: the URL's password never
+// appears in the log or an answer, and masking it does not garble other
+// text that happens to contain the same letters.
+func TestServePostgres(t *testing.T) {
+	t.Parallel()
+	u := os.Getenv("BKB_POSTGRES_URL")
+	if u == "" {
+		t.Skip("BKB_POSTGRES_URL is not set: no PostgreSQL server to test against (.ci/run starts one and sets it)")
+	}
+	pw := ""
+	if p, err := url.Parse(u); err == nil && p.User != nil {
+		pw, _ = p.User.Password()
+	}
+	srv := startServe(t, "--storage", u)
+	name := fmt.Sprintf("serve25-pg-%08x", rand.Uint32())
+	cfg := map[string]any{"space": map[string]any{"params": []any{map[string]any{"name": "x", "low": 0, "high": 1}}}, "budget": 3, "policy": "bkb"}
+	if code := call(t, "POST", srv.url+"/api/studies", map[string]any{"name": name, "config": cfg}, nil); code != 201 {
+		t.Fatalf("create: %d", code)
+	}
+	defer call(t, "DELETE", srv.url+"/api/studies/"+name, nil, nil)
+	askTell(t, srv.url, name, 0.5)
+	var sum struct{ Policy string }
+	call(t, "GET", srv.url+"/api/studies/"+name, nil, &sum)
+	if sum.Policy != "bkb" {
+		t.Errorf("policy %q, want bkb (masking garbled it?)", sum.Policy)
+	}
+	var info struct{ Storage string }
+	call(t, "GET", srv.url+"/api/info", nil, &info)
+	logs := srv.logs.String()
+	if pw != "" && (strings.Contains(info.Storage, ":"+pw+"@") || strings.Contains(logs, ":"+pw+"@")) {
+		t.Fatalf("the password appears: info %q, log:\n%s", info.Storage, logs)
+	}
+	if !strings.Contains(info.Storage, ":***@") {
+		t.Errorf("storage described as %q, want the password masked", info.Storage)
+	}
+	// A URL that cannot be parsed: the error does not echo the password.
+	var out, errb bytes.Buffer
+	run(context.Background(), []string{"studies", "--storage", "postgres://u:Zq9s3cret@h:notaport/db"}, &out, &errb)
+	if strings.Contains(out.String()+errb.String(), "Zq9s3cret") {
+		t.Fatalf("the password printed: %s", errb.String())
 	}
 }
