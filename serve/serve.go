@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"math"
 	"net"
 	"net/http"
@@ -88,6 +89,15 @@ type Server struct {
 
 	mu      sync.Mutex
 	studies map[string]*study.Study
+	slices  map[string]sliceEntry // GP slices by study, parameter and points
+}
+
+// sliceEntry is a GP slice computed at a version of its study: a page
+// polling a running study asks for it again at every completed trial,
+// and an exact GP on a thousand trials takes a while.
+type sliceEntry struct {
+	version string
+	slice   study.Slice
 }
 
 // New returns a server for opt.
@@ -110,7 +120,7 @@ func New(opt Options) (*Server, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	s := &Server{opt: opt, studies: map[string]*study.Study{}}
+	s := &Server{opt: opt, studies: map[string]*study.Study{}, slices: map[string]sliceEntry{}}
 	s.leases = newLeased(opt.Storage, opt.Grace, opt.Now)
 	if opt.Token != "" {
 		s.token = sha256.Sum256([]byte(opt.Token))
@@ -148,7 +158,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if err := CheckAddr(ln.Addr().String(), s.opt.Token); err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ErrorLog: nil}
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: log.New(logWriter{s}, "", 0)}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {
@@ -163,8 +174,27 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-// ServeHTTP implements http.Handler.
+// logWriter passes the http.Server's own messages (a TLS handshake, a
+// malformed request) to Options.Logf, masked.
+type logWriter struct{ s *Server }
+
+func (l logWriter) Write(p []byte) (int, error) {
+	l.s.opt.Logf("%s", l.s.mask(strings.TrimSpace(string(p))))
+	return len(p), nil
+}
+
+// ServeHTTP implements http.Handler. A panic in a handler is answered
+// with a 500 and one masked log line, never a crash or a stack on stderr.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.opt.Logf("%s %s: internal error: %s", r.Method, r.URL.Path, s.mask(fmt.Sprint(v)))
+			s.fail(w, http.StatusInternalServerError, "internal error (see the server's log)")
+		}
+	}()
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	if s.opt.Token == "" && !loopbackHost(r.Host) {
@@ -381,6 +411,11 @@ func (s *Server) load(ctx context.Context, name string, refresh bool) (*study.St
 func (s *Server) forget(name string) {
 	s.mu.Lock()
 	delete(s.studies, name)
+	for k := range s.slices {
+		if strings.HasPrefix(k, name+"\x00") {
+			delete(s.slices, k)
+		}
+	}
 	s.mu.Unlock()
 	s.leases.forget(name)
 }
@@ -1076,11 +1111,23 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	version := s.summary(r.Context(), st, false).Version
+	key := fmt.Sprintf("%s\x00%s\x00%d", n, param, points)
+	s.mu.Lock()
+	e, ok := s.slices[key]
+	s.mu.Unlock()
+	if ok && e.version == version {
+		s.reply(w, http.StatusOK, e.slice)
+		return
+	}
 	sl, err := slice(st, param, points)
 	if err != nil {
 		s.replyErr(w, r, err)
 		return
 	}
+	s.mu.Lock()
+	s.slices[key] = sliceEntry{version, sl}
+	s.mu.Unlock()
 	s.reply(w, http.StatusOK, sl)
 }
 

@@ -476,3 +476,25 @@ func TestOneJournal(t *testing.T) {
 	one.must("POST", "/api/studies", map[string]any{"name": "other", "config": testConfig(4)}, nil, http.StatusNotImplemented)
 	one.must("DELETE", "/api/studies/solo", nil, nil, http.StatusNotImplemented)
 }
+
+// panicky is a storage that panics, as a buggy driver might.
+type panicky struct{ storage.Storage }
+
+func (panicky) Study(context.Context, string) (storage.Header, error) { panic("driver bug") }
+
+// TestPanic: a panic under a handler is a 500 with a JSON error and one
+// log line, and the server keeps answering.
+func TestPanic(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var logs []string
+	c, _ := newServer(t, serve.Options{Storage: panicky{storage.NewMemory()},
+		Logf: func(f string, a ...any) { mu.Lock(); logs = append(logs, fmt.Sprintf(f, a...)); mu.Unlock() }})
+	c.must("GET", "/api/studies/x", nil, nil, http.StatusInternalServerError)
+	c.must("GET", "/api/info", nil, nil, http.StatusOK)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(logs) != 1 || !strings.Contains(logs[0], "driver bug") {
+		t.Fatalf("log %q", logs)
+	}
+}
