@@ -235,6 +235,15 @@ func TestServeCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 || rows[0]["complete"] != 20.0 {
 		t.Fatalf("studies --json: %s (%v)", out, err)
 	}
+	// A single journal file.
+	journal, _ := d.JournalPath("alpha")
+	bkb(0, "set-attr", "--study", journal, "--key", "owner", "--value", "bob")
+	js, _ := storage.OpenJournalStore(journal, storage.JournalStoreOptions{})
+	attrs, err = js.Attrs(context.Background(), "")
+	js.Close()
+	if err != nil || len(attrs) != 2 || string(attrs[0].Value) != `"bob"` { // owner replaced
+		t.Fatalf("attributes of the journal file: %+v, %v", attrs, err)
+	}
 	bkb(2, "delete-study", "--dir", dir, "--study", "nope")
 	bkb(0, "delete-study", "--dir", dir, "--study", "alpha")
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
