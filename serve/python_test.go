@@ -237,3 +237,52 @@ func fleet(t *testing.T, py string, st storage.Storage, name string) {
 }
 
 func httptestClient() *http.Client { return &http.Client{Timeout: time.Minute} }
+
+// TestPythonVanishedClient: a Python client that asks a trial and dies
+// without a tell leaves the trial to another client once the grace has
+// passed (here 300 ms, real time): the study still completes its budget,
+// with that trial's point evaluated by the survivor.
+func TestPythonVanishedClient(t *testing.T) {
+	t.Parallel()
+	py := python(t)
+	d, err := storage.OpenDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := pyServer(t, d, serve.Options{Grace: 300 * time.Millisecond})
+	c := &client{t: t, base: url, http: httptestClient()}
+	c.must("POST", "/api/studies", map[string]any{"name": "vanish", "config": testConfig(6)}, nil, 201)
+	env := []string{"PYTHONDONTWRITEBYTECODE=1", "PYTHONPATH=" + clientDir}
+	out := runPython(t, py, env, "-c", `import bkb_client, os, sys
+t = bkb_client.Client(sys.argv[1]).study("vanish").ask()
+print(t.number, flush=True)
+os._exit(0)  # dies without a tell
+`, url)
+	lost := strings.TrimSpace(out)
+	out = runPython(t, py, env, "-c", `import bkb_client, json, sys
+s = bkb_client.Client(sys.argv[1]).study("vanish")
+seen = []
+def f(t):
+    seen.append(t.number)
+    return t.params["x"] ** 2
+s.optimize(f)
+print(json.dumps(seen))
+`, url)
+	var seen []int
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &seen); err != nil {
+		t.Fatalf("output %q: %v", out, err)
+	}
+	if fmt.Sprint(seen) == "" || !strings.Contains(" "+strings.Trim(fmt.Sprint(seen), "[]")+" ", " "+lost+" ") {
+		t.Fatalf("the survivor evaluated trials %v, not the vanished client's trial %s", seen, lost)
+	}
+	var trials struct{ Trials []serve.TrialJSON }
+	c.must("GET", "/api/studies/vanish/trials", nil, &trials, 200)
+	if len(trials.Trials) != 6 {
+		t.Fatalf("%d trials, want the budget 6", len(trials.Trials))
+	}
+	for _, tr := range trials.Trials {
+		if tr.State != "complete" {
+			t.Fatalf("trial %d is %s", tr.Number, tr.State)
+		}
+	}
+}
