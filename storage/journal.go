@@ -327,7 +327,7 @@ func Create(path string, h Header) (*Journal, error) {
 	}
 	line = append(line, '\n')
 
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o666) // less the umask
 	if err != nil {
 		return nil, fmt.Errorf("storage: create journal: %w", err)
 	}

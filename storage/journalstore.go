@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -107,7 +108,7 @@ func (s *JournalStore) CreateStudy(_ context.Context, name string, config json.R
 	if _, err := os.Lstat(s.path); err == nil {
 		return Header{}, fmt.Errorf("storage: create study %q: %s: %w (a file exists)", name, s.path, ErrExists)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(s.path), "."+filepath.Base(s.path)+".*.tmp")
+	tmp, err := createTemp(s.path)
 	if err != nil {
 		return Header{}, fmt.Errorf("storage: create study %q: %w", name, err)
 	}
@@ -124,7 +125,7 @@ func (s *JournalStore) CreateStudy(_ context.Context, name string, config json.R
 		}
 		// No hard links on this file system: exclusive create instead
 		// (a reader may then see the file before its header).
-		f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 		if errors.Is(err, fs.ErrExist) {
 			return Header{}, fmt.Errorf("storage: create study %q: %s: %w (a file exists)", name, s.path, ErrExists)
 		}
@@ -137,12 +138,24 @@ func (s *JournalStore) CreateStudy(_ context.Context, name string, config json.R
 		if err := errors.Join(werr, serr, cerr); err != nil {
 			return Header{}, fmt.Errorf("storage: create study %q in %s: %w", name, s.path, err)
 		}
-	} else if err := os.Chmod(s.path, 0o644); err != nil {
-		return Header{}, fmt.Errorf("storage: create study %q: %w", name, err)
 	}
 	syncDir(s.path)
 	h, _ = parseHeader(bytes.TrimSpace(line))
 	return h, nil
+}
+
+// createTemp creates a new file beside path, with mode 0666 less the
+// umask (a journal is as readable as any file the user creates; the
+// umask says by whom), under a random name.
+func createTemp(path string) (*os.File, error) {
+	for range 100 {
+		name := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"."+strconv.FormatUint(rand.Uint64(), 36)+".tmp")
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("%s: cannot create a temporary file beside it", path)
 }
 
 // open opens the file once; s.mu is held.

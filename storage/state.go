@@ -17,7 +17,10 @@ type State struct {
 	Completed []Record
 	// Pending holds, ordered by trial, the ask records of trials that have
 	// neither a tell nor a fail: evaluations that were handed out and never
-	// finished (typically because the study was interrupted).
+	// finished (typically because the study was interrupted). A trial
+	// asked more than once (its worker stopped and another took it) is
+	// held by its latest ask: the trial's owner is the worker that asked it
+	// last.
 	Pending []Record
 	// Waiting holds, ordered by trial, the enqueue records of trials not
 	// asked yet: points to hand out before any new suggestion.
@@ -140,10 +143,10 @@ func (t *tracker) add(r Record) error {
 	case KindEnqueue:
 		t.waiting[r.Trial] = r
 	case KindAsk:
+		// The latest ask owns the trial: a trial re-asked after its worker
+		// stopped is no longer stale once its new worker has it.
 		delete(t.waiting, r.Trial)
-		if _, ok := t.pending[r.Trial]; !ok {
-			t.pending[r.Trial] = r
-		}
+		t.pending[r.Trial] = r
 	default:
 		delete(t.pending, r.Trial)
 		t.done[r.Trial] = r.Kind

@@ -45,8 +45,13 @@ const (
 	// (version 2 studies keep their stored constant beta and replay as
 	// before); version 4 floors BKB's fitted noise at 1e-5 instead of
 	// Lambda and explores differently where the box is covered and the
-	// values noisy (noise.go). Each version's studies replay as written.
-	CurrentVersion = 4
+	// values noisy (noise.go); version 5 redraws BKB's dictionary only
+	// when the variance gained since the last draw is large (BBKB's
+	// resparsification rule, refine.go) and draws it at a refit from the
+	// previous dictionary's posterior, so that the policy's time per trial
+	// stops growing with the number of trials. Each version's studies
+	// replay as written.
+	CurrentVersion = 5
 	// DefaultFitEvery is the warm refit period of version 2 (see Fit).
 	DefaultFitEvery = 10
 	// DefaultArmCountV2 is the size of version 2's global space-filling
@@ -629,13 +634,27 @@ func pointKey(x []float64) string {
 	return string(b)
 }
 
+// MaxArmsFile bounds the size of an arms CSV file.
+const MaxArmsFile = 1 << 30
+
 // loadCSVArms reads a CSV of arms: one point per line, a value per
 // parameter in the space's order (a categorical by its label or index),
 // optional header line, '#' comments.
 func (c *Config) loadCSVArms() (*mat.Dense, error) {
-	b, err := os.ReadFile(c.Arms.File)
+	f, err := os.Open(c.Arms.File)
 	if err != nil {
 		return nil, fmt.Errorf("study: arms file: %w", err)
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("study: arms file %s is not a regular file", c.Arms.File)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxArmsFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("study: arms file: %w", err)
+	}
+	if len(b) > MaxArmsFile {
+		return nil, fmt.Errorf("study: arms file %s is larger than %d bytes", c.Arms.File, MaxArmsFile)
 	}
 	sum := sha256.Sum256(b)
 	hash := hex.EncodeToString(sum[:])

@@ -1,5 +1,7 @@
 package study
 
+import "context"
+
 // Costs splits the time a study's policy took in this process.
 type Costs struct {
 	// Policy is all the time spent choosing points and learning from
@@ -16,7 +18,7 @@ type Costs struct {
 func (s *Study) Costs() Costs {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ensureEngine() != nil {
+	if s.ensureEngine(context.Background()) != nil {
 		return Costs{}
 	}
 	e := s.eng

@@ -50,6 +50,7 @@ type engine struct {
 	byX  map[string]int
 
 	design     *rand.Rand
+	designSrc  *rand.PCG // design's source (snapshots save its state)
 	designSeen map[int]bool
 
 	policy      bandit.Policy
@@ -98,8 +99,9 @@ func newEngine(cfg *Config) (*engine, error) {
 		return nil, err
 	}
 	p := cfg.Space.Dim()
+	src := rand.NewPCG(cfg.Seed, 0x64_65_73_69_67_6e) // "design"
 	e := &engine{cfg: cfg, space: cfg.Space, p: p, e: cfg.Space.EncodedDim(), byX: map[string]int{},
-		design:     rand.New(rand.NewPCG(cfg.Seed, 0x64_65_73_69_67_6e)), // "design"
+		design: rand.New(src), designSrc: src,
 		designSeen: map[int]bool{}, lengthScale: cfg.Kernel.LengthScale, scale: 1,
 		pending: map[int]int{}, waiting: map[int]int{}}
 	n, _ := arms.Dims()
@@ -394,6 +396,9 @@ func (e *engine) apply(r storage.Record) error {
 	arm, err := e.armOf(r.X)
 	if err != nil {
 		return err
+	}
+	if r.Arm >= 0 && r.Arm != arm && r.Arm < e.n && pointKey(e.point(r.Arm)) == pointKey(r.X) {
+		arm = r.Arm // an arm set with a point twice (a CSV file's duplicate rows): the record's copy
 	}
 	if r.Arm >= 0 && r.Arm != arm {
 		return fmt.Errorf("trial %d: %s record for arm %d, but its point is arm %d of this study's arm set (was the arm set changed?)", r.Trial, r.Kind, r.Arm, arm)

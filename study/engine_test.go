@@ -80,10 +80,7 @@ func testReplay(t *testing.T, mod func(*Config)) {
 		if _, err := live.Ask(ctx); err != nil { // left pending, as a killed run leaves it
 			t.Fatal(err)
 		}
-		replayed, err := Load(ctx, st, "s")
-		if err != nil {
-			t.Fatalf("%s: %v", policy, err)
-		}
+		replayed := loadReplayed(t, st, "s")
 		trials := replayed.Trials()
 		if info := replayed.Info(); info.Diverged != 0 || len(trials) != 31 || trials[30].State != Pending || trials[4].State != Failed {
 			t.Fatalf("%s: diverged %d, %d trials, states %s %s", policy, info.Diverged, len(trials), trials[30].State, trials[4].State)
@@ -95,10 +92,7 @@ func testReplay(t *testing.T, mod func(*Config)) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mirror, err := Load(ctx, st, "s")
-			if err != nil {
-				t.Fatal(err)
-			}
+			mirror := loadReplayed(t, st, "s")
 			if err := replayed.Refresh(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -208,4 +202,18 @@ func TestMinBatch(t *testing.T) {
 			t.Errorf("policy %s min_batch %d: error %v", c.Policy, c.MinBatch, err)
 		}
 	}
+}
+
+// loadReplayed loads the study name and replays its records into its
+// engine (Load itself replays nothing: Ask does, when it needs the policy).
+func loadReplayed(t *testing.T, st storage.Storage, name string) *Study {
+	t.Helper()
+	s, err := Load(context.Background(), st, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ensureEngine(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/bkb-go/bkb/bandit"
+	"github.com/bkb-go/bkb/storage"
 )
 
 // Objective evaluates a trial: it returns the objective's value at
@@ -38,6 +40,19 @@ type RunOptions struct {
 	// trials are alive (default 10 s): well inside the storage's grace
 	// period (storage/postgres: 1 minute by default).
 	HeartbeatEvery time.Duration
+	// OnLate is called, one call at a time, when an evaluation's outcome
+	// arrives for a trial this run no longer owns (another worker asked it
+	// again after this run's heartbeats lapsed, or it was recorded failed):
+	// note says whether the value was kept as an extra trial or dropped.
+	// Such outcomes never stop the run.
+	OnLate func(trial int, note string)
+	// WaitPending makes a worker that finds every trial of the budget
+	// asked wait, instead of returning, while trials asked by other
+	// workers are pending: they end complete, or their worker stops and
+	// this run fails or evaluates them (Options.Stale), so that when the
+	// run returns nothing is left pending by a stopped worker. Trials
+	// asked without a worker id (bkb ask) are not waited for.
+	WaitPending bool
 }
 
 // ErrTooManyFailures is returned by Run when the study's MaxFailures
@@ -140,6 +155,7 @@ func (r *runner) unclaim() {
 
 // work is one worker's loop.
 func (r *runner) work(ctx context.Context) error {
+	var wait time.Duration // WaitPending's poll interval
 	for {
 		if ctx.Err() != nil {
 			return nil
@@ -149,6 +165,18 @@ func (r *runner) work(ctx context.Context) error {
 		}
 		t, err := r.s.Ask(ctx)
 		switch {
+		case errors.Is(err, ErrComplete) && r.opt.WaitPending && r.othersPending():
+			// Trials of other workers are pending: wait for them to end,
+			// or to be found stale (then the next Ask fails or re-asks
+			// them).
+			r.unclaim()
+			wait = min(max(2*wait, 50*time.Millisecond), time.Second)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(wait):
+			}
+			continue
 		case errors.Is(err, ErrComplete):
 			r.unclaim()
 			return nil
@@ -196,8 +224,10 @@ func (r *runner) evaluate(ctx context.Context, t *Trial) error {
 	}
 	// The outcome is stored even if another worker stops the run now.
 	sctx := context.WithoutCancel(ctx)
+	var note string
 	if ferr == nil {
-		err := r.s.finish(sctx, t.Number, &v, "", secs)
+		var err error
+		note, err = r.s.finishOwned(sctx, t.Number, &v, "", secs)
 		if errors.Is(err, ErrValueRange) {
 			ferr = err
 		} else if err != nil {
@@ -205,9 +235,20 @@ func (r *runner) evaluate(ctx context.Context, t *Trial) error {
 		}
 	}
 	if ferr != nil {
-		if err := r.s.finish(sctx, t.Number, nil, oneLine(ferr.Error()), secs); err != nil {
+		var err error
+		if note, err = r.s.finishOwned(sctx, t.Number, nil, oneLine(ferr.Error()), secs); err != nil {
 			return err
 		}
+	}
+	if note != "" {
+		// Another worker owns the trial now: its outcome is that
+		// worker's to report.
+		r.mu.Lock()
+		if r.opt.OnLate != nil {
+			r.opt.OnLate(t.Number, note)
+		}
+		r.mu.Unlock()
+		return nil
 	}
 	select {
 	case r.told <- struct{}{}:
@@ -225,6 +266,27 @@ func (r *runner) evaluate(ctx context.Context, t *Trial) error {
 		return fmt.Errorf("study: stopping: %d trials failed (max failures %d): %w", n[Failed], r.s.cfg.MaxFailures, ErrTooManyFailures)
 	}
 	return nil
+}
+
+// othersPending reports whether a trial asked by a worker (an id
+// storage.ParseWorkerID reads) other than this run's goroutines is
+// pending: one that will end, or whose worker will be found stopped.
+func (r *runner) othersPending() bool {
+	r.mu.Lock()
+	running := maps.Clone(r.running)
+	r.mu.Unlock()
+	s := r.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range s.trials {
+		if t == nil || t.State != Pending || running[t.Number] || s.owner[t.Number] == s.opts.Worker {
+			continue
+		}
+		if _, _, ok := storage.ParseWorkerID(s.owner[t.Number]); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // heartbeats tells the storage that the running trials are alive until

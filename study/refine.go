@@ -55,6 +55,9 @@ const (
 	// a fit evaluation costs O(fitPointsBKB^3) whatever t); the exact
 	// policies use gp/hyper's default, 300.
 	fitPointsBKB = 150
+	// resparsifyRatio is the ratio threshold C~ of version 5's
+	// resparsification rule (see observe): BBKB's default, 2.
+	resparsifyRatio = 2.0
 )
 
 // Seeds of the random streams of a version 2 study, mixed with the study
@@ -106,6 +109,7 @@ type refiner struct {
 	kern   kernel.Kernel
 	nObs   int // observations in the posterior
 	rs     *rand.Rand
+	rsSrc  *rand.PCG // rs's source (snapshots save its state)
 	gvar   []float64 // scratch: the global set's variances
 	// rowPoint maps the DTC's rows of observed points to the points.
 	rowPoint map[int][]float64
@@ -135,6 +139,10 @@ type refiner struct {
 	sample  []float64
 	fitSecs float64
 	growSec float64
+	// gain is the sum of sigma~^2(x)/lambda of the points observed since
+	// S was last drawn, resparsified counts the draws (version 5).
+	gain         float64
+	resparsified int
 }
 
 func newRefiner(cfg *Config, global *mat.Dense) *refiner {
@@ -373,7 +381,8 @@ func (r *refiner) rebuild(e *engine) error {
 	}
 	r.kern, r.lambda = k, lambda
 	t := len(e.succ)
-	r.rs = rand.New(rand.NewPCG(r.cfg.Seed^streamResample, uint64(t)))
+	r.rsSrc = rand.NewPCG(r.cfg.Seed^streamResample, uint64(t))
+	r.rs = rand.New(r.rsSrc)
 	r.dtc, r.exact = nil, nil
 	if r.usesDTC() {
 		g, err := gp.NewDTC(k, e.e, lambda)
@@ -412,10 +421,19 @@ func (r *refiner) rebuild(e *engine) error {
 			return err
 		}
 		r.rowPoint = rowPoint
+		if r.cfg.Version >= 5 {
+			// The draw uses the variances under the previous dictionary's
+			// posterior: before version 5 it used those from before the
+			// last Observe above, made with an empty dictionary (the
+			// prior), so every observed point entered S and the refit
+			// rebuilt the exact posterior, O(t^3) every t/8 trials.
+			g.SetLeverageAfterObservation(true)
+			defer g.SetLeverageAfterObservation(false)
+		}
 		if _, _, err := g.Resample(r.rs, r.cfg.Qbar); err != nil {
 			return err
 		}
-		r.dtc = g
+		r.dtc, r.gain = g, 0
 		return nil
 	}
 	g, err := gp.NewExact(k, e.e, lambda)
@@ -455,11 +473,33 @@ func (r *refiner) globalPosterior() (means, vars []float64) {
 // observe adds one observation to the posterior (BKB: then resamples).
 func (r *refiner) observe(x []float64, y float64) error {
 	if r.dtc != nil {
+		var pre float64
+		if r.cfg.Version >= 5 {
+			_, pre, _ = r.dtc.Predict(x)
+		}
 		row, err := r.dtc.Observe(x, y)
 		if err != nil {
 			return err
 		}
 		r.rowPoint[row] = x
+		if r.cfg.Version >= 5 {
+			// Resparsification when due (Calandriello et al. 2020, BBKB):
+			// the dictionary drawn after observation t0 stays accurate
+			// while 1 + sum of the variances sigma~^2_{t0}(x_s)/lambda of
+			// the points observed since stays below the ratio threshold
+			// C~ (their Lemma 1 bounds the posterior's distortion by it).
+			// Redrawing S at every observation, as BKB's Algorithm 1
+			// does, moves tens of points a step and rebuilds the
+			// posterior, O((A + t) m^2), every step; here S is redrawn a
+			// few times per hundred trials late in a run. pre is on the
+			// 1/lambda scale, the sum measured against the current S.
+			r.gain += pre
+			if 1+r.gain < resparsifyRatio {
+				return nil
+			}
+			r.gain = 0
+			r.resparsified++
+		}
 		_, _, err = r.dtc.Resample(r.rs, r.cfg.Qbar)
 		return err
 	}

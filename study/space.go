@@ -101,10 +101,32 @@ func (p Param) width() int {
 // level lists stay small enough to enumerate.
 const maxLevels = 1 << 40
 
+// MaxAbsBound bounds the low and high of float and integer parameters, as
+// MaxAbsValue bounds values: beyond it, widths and the GP's encoding
+// overflow.
+const MaxAbsBound = 1e150
+
+// maxExactInt is 2^53: integers beyond it are not all exact float64 values.
+const maxExactInt = 1 << 53
+
+// hasControl reports whether s has a control character (C0, DEL or C1),
+// which would break tab-separated output or drive a terminal.
+func hasControl(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || (r >= 0x7f && r < 0xa0) {
+			return true
+		}
+	}
+	return false
+}
+
 // validate checks one parameter.
 func (p Param) validate() error {
 	if strings.TrimSpace(p.Name) == "" {
 		return errors.New("a parameter has no name")
+	}
+	if hasControl(p.Name) {
+		return fmt.Errorf("parameter %q: the name has a control character (tab, newline, escape, ...)", p.Name)
 	}
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("parameter %q: %s", p.Name, fmt.Sprintf(format, args...))
@@ -117,6 +139,12 @@ func (p Param) validate() error {
 		}
 		if !finite(p.Low) || !finite(p.High) {
 			return bad("low and high must be finite, got [%v, %v]", p.Low, p.High)
+		}
+		if math.Abs(p.Low) > MaxAbsBound || math.Abs(p.High) > MaxAbsBound {
+			return bad("low and high must be within ±%g, got [%v, %v]", MaxAbsBound, p.Low, p.High)
+		}
+		if p.Type == TypeInt && (math.Abs(p.Low) > maxExactInt || math.Abs(p.High) > maxExactInt) {
+			return bad("integer bounds must be within ±2^53 = %d (integers beyond are not exact), got [%v, %v]", int64(maxExactInt), p.Low, p.High)
 		}
 		if !(p.Low < p.High) {
 			return bad("low must be below high, got [%v, %v]", p.Low, p.High)
@@ -152,8 +180,8 @@ func (p Param) validate() error {
 			}
 		}
 	case TypeCategorical:
-		if len(p.Choices) == 0 {
-			return bad("a categorical parameter needs choices")
+		if len(p.Choices) < 2 {
+			return bad("a categorical parameter needs at least two choices, got %d (a fixed value is not a parameter)", len(p.Choices))
 		}
 		if p.Low != 0 || p.High != 0 || p.Log || p.Step != 0 {
 			return bad("a categorical parameter has only choices (no low, high, log or step)")
@@ -161,7 +189,11 @@ func (p Param) validate() error {
 		seen := map[string]bool{}
 		for i, c := range p.Choices {
 			switch v := c.(type) {
-			case string, bool:
+			case string:
+				if hasControl(v) {
+					return bad("choice %d (%q) has a control character (tab, newline, escape, ...)", i, v)
+				}
+			case bool:
 			case float64:
 				if !finite(v) {
 					return bad("choice %d is %v", i, v)
@@ -589,6 +621,9 @@ func (s *Space) UnmarshalJSON(b []byte) error {
 	if err := dec.Decode(&sj); err != nil {
 		return err
 	}
+	if len(sj.Params) > 0 && (len(sj.Names) > 0 || len(sj.Lower) > 0 || len(sj.Upper) > 0) {
+		return errors.New(`give the parameters either as "params" or as "names"/"lower"/"upper", not both`)
+	}
 	if len(sj.Params) == 0 && len(sj.Lower) > 0 {
 		sp, err := Box(sj.Names, sj.Lower, sj.Upper)
 		if err != nil {
@@ -626,14 +661,72 @@ func (s *Space) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// MaxSpaceFile bounds the size of a space file ReadSpace reads.
+const MaxSpaceFile = 1 << 20
+
+// checkDuplicateKeys reports an object of the JSON text b that has a key
+// twice (encoding/json would keep the last silently).
+func checkDuplicateKeys(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var walk func(path string) error
+	walk = func(path string) error {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				key, _ := k.(string)
+				if seen[key] {
+					return fmt.Errorf("%s: key %q given twice", path, key)
+				}
+				seen[key] = true
+				if err := walk(path + "." + key); err != nil {
+					return err
+				}
+			}
+			_, err = dec.Token() // '}'
+			return err
+		case json.Delim('['):
+			for i := 0; dec.More(); i++ {
+				if err := walk(fmt.Sprintf("%s[%d]", path, i)); err != nil {
+					return err
+				}
+			}
+			_, err = dec.Token() // ']'
+			return err
+		}
+		return nil
+	}
+	if err := walk("space"); err != nil && !errors.Is(err, io.EOF) {
+		if strings.Contains(err.Error(), "given twice") {
+			return err
+		}
+		return nil // a syntax error: the decoder below names it
+	}
+	return nil
+}
+
 // ReadSpace reads a space file: JSON {"params":[...]} with each parameter
 // {"name", "type": "float"|"int"|"categorical", "low", "high", "log",
 // "step", "choices"}; the type defaults to float. Anything after the JSON
 // object other than white space is an error.
 func ReadSpace(r io.Reader) (Space, error) {
 	var s Space
-	b, err := io.ReadAll(r)
+	b, err := io.ReadAll(io.LimitReader(r, MaxSpaceFile+1))
 	if err != nil {
+		return s, err
+	}
+	if len(b) > MaxSpaceFile {
+		return s, fmt.Errorf("larger than %d bytes: not a space file", MaxSpaceFile)
+	}
+	if err := checkDuplicateKeys(b); err != nil {
 		return s, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))

@@ -80,6 +80,14 @@ type Options struct {
 	// Budget, when positive, replaces the stored budget for this process:
 	// a user extends a finished study.
 	Budget int
+	// Notify, if set, receives one-line notes a user may want to see: a
+	// snapshot that could not be used (the study then replays its
+	// records) or saved. The study works the same without it.
+	Notify func(msg string)
+	// Progress, if set, is called while the engine replays records for
+	// more than a second, with the records done and the total, about
+	// every 100 ms (and once more at the end).
+	Progress func(done, total int)
 }
 
 // Trial is a point handed out for evaluation.
@@ -123,6 +131,15 @@ type Study struct {
 	trials  []*TrialResult   // by trial number; nil for numbers not seen
 	eng     *engine          // nil: rebuild from records before use
 	started map[int]time.Time
+	// digests[i] is the chained digest of records[:i+1] (snapshot.go).
+	digests [][32]byte
+	// snapPolicy is the engine's policy time at the newest snapshot this
+	// process saved or restored, saveCost the seconds its last save took.
+	snapPolicy, saveCost float64
+	// owner holds the Worker of each trial's latest ask: the trial's
+	// owner (a trial re-asked after its worker stopped belongs to the
+	// worker that asked it again).
+	owner map[int]string
 }
 
 // Create creates the study name on st with the configuration cfg
@@ -168,11 +185,14 @@ func Load(ctx context.Context, st storage.Storage, name string, opts ...Options)
 	if err != nil {
 		return nil, err
 	}
-	if s.eng, err = newEngine(&s.cfg); err != nil {
-		return nil, err
+	// The arm set is checked now; the engine is built at the first use
+	// that needs the policy (Ask), from the newest snapshot if there is a
+	// usable one, so that reading a study's trials costs no replay.
+	if _, err := s.cfg.BuildArms(); err != nil {
+		return nil, fmt.Errorf("study %s: %w", name, err)
 	}
 	for _, r := range recs {
-		if err := s.commit(r, true); err != nil {
+		if err := s.commit(r, false); err != nil {
 			return nil, fmt.Errorf("study %s: %w", name, err)
 		}
 	}
@@ -194,11 +214,17 @@ func DecodeConfig(raw json.RawMessage) (*Config, error) {
 	if err := cfg.Normalize(); err != nil {
 		return nil, fmt.Errorf("the study's configuration is invalid: %v", trimStudy(err))
 	}
+	if cfg.Arms.Kind == "csv" && cfg.Arms.SHA256 == "" {
+		// bkb stores the hash of every arms file it reads: without it the
+		// file is checked against nothing, and any file named in a
+		// crafted journal would be read and its lines echoed in errors.
+		return nil, errors.New("the study's configuration names an arms file without its SHA-256: it was not written by bkb")
+	}
 	return &cfg, nil
 }
 
 func newStudy(st storage.Storage, name string, cfg Config, opts []Options) *Study {
-	s := &Study{st: st, name: name, cfg: cfg, started: map[int]time.Time{}}
+	s := &Study{st: st, name: name, cfg: cfg, started: map[int]time.Time{}, owner: map[int]string{}}
 	if len(opts) > 0 {
 		s.opts = opts[0]
 	}
@@ -223,13 +249,22 @@ func (s *Study) Header() storage.Header { return s.header }
 // commit adds a stored record to the study's state; with engine it is also
 // applied to the engine.
 func (s *Study) commit(r storage.Record, engine bool) error {
+	if (r.Kind == storage.KindTell || r.Kind == storage.KindFail) && (r.Trial >= len(s.trials) || s.trials[r.Trial] == nil) {
+		// The storage accepts such a record; a study never writes one.
+		return fmt.Errorf("trial %d: %s record of a trial that was never asked", r.Trial, r.Kind)
+	}
 	if engine && s.eng != nil {
 		if err := s.eng.apply(r); err != nil {
 			s.eng = nil
 			return err
 		}
 	}
+	var prev [32]byte
+	if n := len(s.digests); n > 0 {
+		prev = s.digests[n-1]
+	}
 	s.records = append(s.records, r)
+	s.digests = append(s.digests, recordDigest(prev, r))
 	for len(s.trials) <= r.Trial {
 		s.trials = append(s.trials, nil)
 	}
@@ -244,6 +279,7 @@ func (s *Study) commit(r storage.Record, engine bool) error {
 		t.State = Waiting
 	case storage.KindAsk:
 		t.State, t.Arm = Pending, r.Arm
+		s.owner[r.Trial] = r.Worker
 	case storage.KindTell:
 		t.State, t.Value, t.Seconds = Complete, *r.Y, r.Seconds
 		if math.Abs(*r.Y) > MaxAbsValue {
@@ -255,19 +291,38 @@ func (s *Study) commit(r storage.Record, engine bool) error {
 	return nil
 }
 
-// ensureEngine rebuilds the engine from the records if it was dropped.
-func (s *Study) ensureEngine() error {
+// ensureEngine rebuilds the engine if it was dropped (or never built):
+// from the newest usable snapshot and the records after it, else from all
+// the records.
+func (s *Study) ensureEngine(ctx context.Context) error {
 	if s.eng != nil {
 		return nil
 	}
-	eng, err := newEngine(&s.cfg)
-	if err != nil {
-		return err
+	eng, from := s.restore(ctx)
+	if eng == nil {
+		var err error
+		if eng, err = newEngine(&s.cfg); err != nil {
+			return err
+		}
 	}
-	for _, r := range s.records {
+	start, shown := time.Now(), time.Time{}
+	total := len(s.records) - from
+	for i, r := range s.records[from:] {
+		if i%32 == 0 {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("study %s: replay of its records stopped at %d of %d: %w", s.name, i, total, err)
+			}
+			if now := time.Now(); s.opts.Progress != nil && now.Sub(start) > time.Second && now.Sub(shown) > 100*time.Millisecond {
+				s.opts.Progress(i, total)
+				shown = now
+			}
+		}
 		if err := eng.apply(r); err != nil {
 			return err
 		}
+	}
+	if !shown.IsZero() {
+		s.opts.Progress(total, total)
 	}
 	s.eng = eng
 	return nil
@@ -283,7 +338,7 @@ func (s *Study) catchUp(v storage.View) error {
 			return err
 		}
 	}
-	return s.ensureEngine()
+	return nil
 }
 
 // nextTrial is the number of the next new trial.
@@ -327,17 +382,30 @@ func (s *Study) update(ctx context.Context, fn func() ([]storage.Record, error))
 func (s *Study) Ask(ctx context.Context) (*Trial, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var pending storage.Record
+	var (
+		pending storage.Record
+		done    error // the budget is used: the records hold only fails
+	)
 	calls := 0
 	recs, err := s.st.Update(ctx, s.name, len(s.records), func(v storage.View) ([]storage.Record, error) {
 		calls++
 		if calls > 1 {
 			s.eng = nil // the previous call's suggestion was not stored
 		}
+		done = nil
 		if err := s.catchUp(v); err != nil {
 			return nil, err
 		}
+		if err := s.ensureEngine(ctx); err != nil {
+			return nil, err
+		}
 		out, err := s.nextAsk(v.Stale)
+		if errors.Is(err, ErrComplete) && len(out) > 0 {
+			// The fails of stale trials are stored all the same: at the
+			// end of the budget nobody else would ever write them.
+			done = err
+			return out, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -360,13 +428,21 @@ func (s *Study) Ask(ctx context.Context) (*Trial, error) {
 			return nil, err
 		}
 	}
+	if done != nil {
+		return nil, done
+	}
 	s.started[pending.Trial] = time.Now()
+	s.saveSnapshot(ctx)
 	return &Trial{Number: pending.Trial, Params: s.cfg.Space.ParamsOf(pending.X), X: slices.Clone(pending.X), Arm: pending.Arm}, nil
 }
 
 // nextAsk returns the records of one ask (preceded, with the FailStale
 // policy, by fail records of the stale trials), applying them to the
-// engine as it makes them. Its last record is the ask.
+// engine as it makes them. Its last record is the ask. When the budget is
+// used it returns the fail records it made with an error wrapping
+// ErrComplete. Stale trials this Study asked and still owns are left
+// alone: their heartbeats lapsed (a storage outage) while this process
+// evaluates them.
 func (s *Study) nextAsk(stale []int) ([]storage.Record, error) {
 	var out []storage.Record
 	emit := func(r storage.Record) error {
@@ -388,9 +464,15 @@ func (s *Study) nextAsk(stale []int) ([]storage.Record, error) {
 		}
 		return out, nil
 	}
+	failed := 0
 	for _, t := range stale {
 		tr := s.trials[t]
 		if tr == nil || tr.State != Pending {
+			continue
+		}
+		if _, mine := s.started[t]; mine && s.owner[t] == s.opts.Worker {
+			// This process is evaluating it: its heartbeat lapsed (a
+			// storage outage), its worker did not stop.
 			continue
 		}
 		if s.opts.Stale == Requeue {
@@ -400,6 +482,7 @@ func (s *Study) nextAsk(stale []int) ([]storage.Record, error) {
 			Error: "the worker evaluating this trial stopped (no heartbeat within the grace period)"}); err != nil {
 			return nil, err
 		}
+		failed++
 	}
 	for _, tr := range s.trials {
 		if tr != nil && tr.State == Waiting {
@@ -411,10 +494,10 @@ func (s *Study) nextAsk(stale []int) ([]storage.Record, error) {
 		}
 	}
 	if b := s.cfg.Budget; b > 0 && s.nextTrial() >= b {
-		if n := s.count()[Pending]; n > 0 {
-			return nil, fmt.Errorf("study %s: all %d trials of the budget have been asked; %d still pending (tell their results): %w", s.name, b, n, ErrComplete)
+		if n := s.count()[Pending] - failed; n > 0 {
+			return out, fmt.Errorf("study %s: all %d trials of the budget have been asked; %d still pending (tell their results): %w", s.name, b, n, ErrComplete)
 		}
-		return nil, fmt.Errorf("study %s: all %d trials of the budget are done: %w", s.name, b, ErrComplete)
+		return out, fmt.Errorf("study %s: all %d trials of the budget are done: %w", s.name, b, ErrComplete)
 	}
 	arm, err := s.eng.suggest()
 	if err != nil {
@@ -498,6 +581,80 @@ func (s *Study) finish(ctx context.Context, trial int, value *float64, reason st
 		delete(s.started, trial)
 	}
 	return err
+}
+
+// finishOwned stores the outcome of an evaluation of trial that this Study
+// asked (Run's workers), by the rule of one live owner per trial: while
+// this Study owns the trial (its ask is the trial's latest) the outcome is
+// the trial's. Once another worker has asked the trial again (its
+// heartbeats lapsed, so it was taken for stopped) or the trial was
+// completed or failed in its place, a value is kept as an extra
+// observation: a new trial at the same point (enqueue, ask and tell
+// records, as ImportCSV writes), counted against the budget; when the
+// budget has no room left, or the outcome is a failure, it is dropped.
+// note then says what became of it, for the user; late results are never
+// an error.
+func (s *Study) finishOwned(ctx context.Context, trial int, value *float64, reason string, seconds float64) (note string, err error) {
+	if value != nil {
+		v := *value
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return "", fmt.Errorf("study: trial %d: value %v is not finite (record a failed evaluation instead)", trial, v)
+		}
+		if math.Abs(v) > MaxAbsValue {
+			return "", fmt.Errorf("study: trial %d: value %v is beyond ±%g: %w", trial, v, MaxAbsValue, ErrValueRange)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, err = s.update(ctx, func() ([]storage.Record, error) {
+		note = ""
+		if trial < 0 || trial >= len(s.trials) || s.trials[trial] == nil {
+			return nil, fmt.Errorf("study %s has no trial %d (%d trials so far): %w", s.name, trial, len(s.trials), ErrNoTrial)
+		}
+		t := s.trials[trial]
+		if t.State == Pending && s.owner[trial] == s.opts.Worker {
+			r := storage.Record{Kind: storage.KindTell, Trial: trial, Arm: t.Arm, X: t.X, Y: value, Seconds: seconds}
+			if value == nil {
+				r.Kind, r.Error = storage.KindFail, reason
+			}
+			return []storage.Record{r}, nil
+		}
+		if t.State == Complete && value != nil && *value == t.Value && s.owner[trial] == s.opts.Worker {
+			return nil, nil // our own tell, stored by an attempt whose reply was lost
+		}
+		why := "another worker asked it again after its heartbeats lapsed"
+		switch t.State {
+		case Complete:
+			why = fmt.Sprintf("it was completed by another worker (value %v) after its heartbeats lapsed", t.Value)
+		case Failed:
+			why = fmt.Sprintf("it was recorded failed (%s)", t.Error)
+		}
+		if value == nil {
+			note = fmt.Sprintf("trial %d: this worker's failed evaluation (%s) is dropped: %s", trial, reason, why)
+			return nil, nil
+		}
+		if b := s.cfg.Budget; b > 0 && s.nextTrial() >= b {
+			note = fmt.Sprintf("trial %d: this worker's value %v is dropped: %s, and the budget of %d trials has no room for it as an extra observation", trial, *value, why, b)
+			return nil, nil
+		}
+		raw, err := json.Marshal(s.cfg.Space.ParamsOf(t.X))
+		if err != nil {
+			return nil, err
+		}
+		n := s.nextTrial()
+		base := storage.Record{Trial: n, Arm: -1, X: slices.Clone(t.X)}
+		enq, ask, tell := base, base, base
+		enq.Kind, enq.Params = storage.KindEnqueue, raw
+		ask.Kind, ask.Params, ask.Worker = storage.KindAsk, raw, s.opts.Worker
+		tell.Kind, tell.Y, tell.Seconds = storage.KindTell, value, seconds
+		note = fmt.Sprintf("trial %d: %s; this worker's value %v is kept as trial %d, an extra observation at the same point", trial, why, *value, n)
+		return []storage.Record{enq, ask, tell}, nil
+	})
+	if err != nil {
+		return "", err
+	}
+	delete(s.started, trial)
+	return note, nil
 }
 
 // Enqueue adds a trial at the given point, handed out by Ask before any
@@ -635,14 +792,20 @@ type Info struct {
 	// Ignored counts stored values beyond ±MaxAbsValue (written by an
 	// earlier version), treated as failed evaluations.
 	Ignored int
+	// AsOf, when positive, says that the model fields come from the
+	// study's newest snapshot, taken after its first AsOf records (a
+	// Study that has not built its engine reads them there rather than
+	// replay the records); 0 with Arms 0: no model information.
+	AsOf int
 }
 
 // Info returns the study's model information.
 func (s *Study) Info() Info {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ensureEngine() != nil {
-		return Info{}
+	if s.eng == nil {
+		// No replay for a summary: the newest snapshot's, else none.
+		return s.snapshotInfo()
 	}
 	e := s.eng
 	return Info{Arms: e.n, PolicySeconds: e.policySeconds, LengthScale: e.lengthScale, Fits: slices.Clone(e.fits),
@@ -654,7 +817,7 @@ func (s *Study) Info() Info {
 func (s *Study) Arms() *mat.Dense {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ensureEngine() != nil {
+	if s.ensureEngine(context.Background()) != nil {
 		return nil
 	}
 	return mat.NewDense(s.eng.n, s.eng.p, slices.Clone(s.eng.vals[:s.eng.n*s.eng.p]))
@@ -687,7 +850,7 @@ func (s *Study) TellOutcome(ctx context.Context, trial int, o Outcome) error {
 func (s *Study) BatchSize() (float64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ensureEngine() != nil {
+	if s.ensureEngine(context.Background()) != nil {
 		return 0, false
 	}
 	if b, ok := s.eng.policy.(interface{ BatchStats() bandit.BatchStats }); ok {

@@ -162,10 +162,7 @@ func TestReplayMixed(t *testing.T) {
 	}, 0); err != nil {
 		t.Fatal(err)
 	}
-	re, err := Load(ctx, st, "m")
-	if err != nil {
-		t.Fatal(err)
-	}
+	re := loadReplayed(t, st, "m")
 	if d := re.Info().Diverged; d != 0 {
 		t.Errorf("replay diverged on %d asks", d)
 	}

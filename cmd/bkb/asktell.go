@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -70,6 +71,28 @@ func describeParam(p study.Param) string {
 	return fmt.Sprintf("%s in [%s, %s]", p.Name, fmtVal(p.Low), fmtVal(p.High))
 }
 
+// maxAskCount bounds ask --count: a batch larger than any study's
+// evaluations in flight is a typing mistake, and each ask is a stored record.
+const maxAskCount = 10000
+
+// decimalRE is a decimal number: no hexadecimal, no digit separators.
+var decimalRE = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+
+// parseDecimal parses a value typed by a user or a script: a decimal
+// number, or nan/inf (which the caller refuses with its own message).
+// strconv.ParseFloat alone also takes 0x1p3 and 1_000.
+func parseDecimal(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	switch strings.ToLower(strings.TrimLeft(s, "+-")) {
+	case "nan", "inf", "infinity":
+	default:
+		if !decimalRE.MatchString(s) {
+			return 0, fmt.Errorf("%q is not a decimal number", s)
+		}
+	}
+	return strconv.ParseFloat(s, 64)
+}
+
 // askReply is what ask prints per point.
 type askReply struct {
 	Trial  int          `json:"trial"`
@@ -96,8 +119,8 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *format != "json" && *format != "tsv" {
 		return usagef("--format must be json or tsv, got %q", *format)
 	}
-	if *count < 1 {
-		return usagef("--count must be positive, got %d", *count)
+	if *count < 1 || *count > maxAskCount {
+		return usagef("--count must be between 1 and %d, got %d", maxAskCount, *count)
 	}
 	// The trials ask hands out are evaluated outside bkb, by a process
 	// that outlives this one: they name no worker, so they are never
@@ -162,9 +185,9 @@ func runTell(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	var y float64
 	if fs.Changed("value") {
-		v, err := strconv.ParseFloat(strings.TrimSpace(*value), 64)
+		v, err := parseDecimal(*value)
 		if err != nil {
-			return usagef("--value %q is not a number", *value)
+			return usagef("--value %q is not a number: want a decimal number like 0.25, -3 or 1.5e-3", *value)
 		}
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return usagef("--value %q is not finite: record a failed evaluation with --failed MESSAGE", *value)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -353,11 +352,8 @@ func pm(m, s float64) string {
 }
 
 func writeBenchCSV(path string, cells []*benchCell, budget, arms int) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
+	var f bytes.Buffer
+	w := csv.NewWriter(&f)
 	_ = w.Write([]string{"objective", "policy", "seeds", "T", "arms", "cum_regret_mean", "cum_regret_std",
 		"simple_regret_mean", "simple_regret_std", "ms_per_step", "dict_size_mean"})
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
@@ -371,30 +367,24 @@ func writeBenchCSV(path string, cells []*benchCell, budget, arms int) error {
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
-		f.Close()
 		return err
 	}
-	return f.Close()
+	return writeFileAtomic(path, f.Bytes())
 }
 
 func writeBenchMarkdown(path string, header []string, rows [][]string, budget, arms, seeds int) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
+	f := &bytes.Buffer{}
 	fmt.Fprintf(f, "Regret over T=%d steps, %d uniform random arms, %d seeds (mean ± std over seeds; regret in the function's units).\n\n", budget, arms, seeds)
 	t := newMarkdownTable(f, header)
 	for _, row := range rows {
 		if err := t.Append(row); err != nil {
-			f.Close()
 			return err
 		}
 	}
 	if err := t.Render(); err != nil {
-		f.Close()
 		return err
 	}
-	return f.Close()
+	return writeFileAtomic(path, f.Bytes())
 }
 
 // plotBench draws, for every objective, the mean cumulative regret of each
@@ -580,15 +570,11 @@ func runRegret(ctx context.Context, problems, optimizers []string, noise []float
 		return err
 	}
 	if mdPath != "" {
-		f, err := os.Create(mdPath)
-		if err != nil {
+		var f bytes.Buffer
+		if err := bench.WriteRegretMarkdown(&f, runs); err != nil {
 			return err
 		}
-		if err := bench.WriteRegretMarkdown(f, runs); err != nil {
-			f.Close()
-			return err
-		}
-		return f.Close()
+		return writeFileAtomic(mdPath, f.Bytes())
 	}
 	return nil
 }

@@ -101,6 +101,7 @@ func main() {
 // one line (plus the stack when BKB_DEBUG is set) and exit code 1.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
 	defer recoverPanic(&code, stderr)
+	registerArgSecrets(args)
 	if len(args) == 0 {
 		usage(stderr)
 		return exitUsage
@@ -177,10 +178,12 @@ func report(err error, stderr io.Writer) int {
 	case errors.Is(err, pflag.ErrHelp):
 		return exitOK
 	case errors.Is(err, errInterrupted):
-		fmt.Fprintf(stderr, "bkb: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(stderr, "bkb: %s\n", safeText(maskSecrets(oneLine(err.Error()))))
 		return exitInterrupt
 	}
-	fmt.Fprintf(stderr, "bkb: %s\n", oneLine(err.Error()))
+	// Errors may quote a connection string, or a name or label read from
+	// a crafted file: passwords masked, control characters escaped.
+	fmt.Fprintf(stderr, "bkb: %s\n", safeText(maskSecrets(oneLine(err.Error()))))
 	var ue usageError
 	if errors.As(err, &ue) {
 		return exitUsage

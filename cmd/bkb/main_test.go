@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,7 +57,8 @@ func branin(x1, x2 float64) float64 {
 // one), evaluating Branin, that misbehaves at the evaluation whose id is
 // $BKB_TEST_AT according to mode: crash, hang, garbage, nan, error; mode
 // crashloop crashes on every evaluation; slow sleeps $BKB_TEST_SLEEP before
-// every reply; branin always behaves.
+// every reply; noisy adds fresh Gaussian noise (and logs each evaluation to
+// $BKB_TEST_EVALLOG); branin always behaves.
 func testPlugin(mode string) int {
 	if os.Getenv("BKB_PLUGIN_MODE") == "one-shot" {
 		if mode == "crashloop" {
@@ -96,6 +98,14 @@ func testPlugin(mode string) int {
 		if sleep > 0 {
 			time.Sleep(sleep)
 		}
+		if mode == "noisy" {
+			// Branin plus fresh noise: two evaluations of one point differ.
+			y := branin(req.X[0], req.X[1]) + rand.NormFloat64()
+			logEval(os.Getenv("BKB_TEST_EVALLOG"))
+			fmt.Fprintf(out, "{\"id\":%d,\"y\":%v}\n", req.ID, y)
+			out.Flush()
+			continue
+		}
 		bad := req.ID == at
 		switch {
 		case mode == "crashloop" || (mode == "crash" && bad):
@@ -118,6 +128,21 @@ func testPlugin(mode string) int {
 		out.Flush()
 	}
 	return 0
+}
+
+// logEval appends a line naming the plugin's parent (the bkb process that
+// runs it) to path: one line per evaluation (an O_APPEND write of a few
+// bytes is atomic).
+func logEval(path string) {
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(f, "%d\n", os.Getppid())
+	f.Close()
 }
 
 // result of one bkb run.

@@ -169,7 +169,10 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	runErr := s.Run(ctx, func(ctx context.Context, t *study.Trial) (float64, error) {
 		return obj.eval(ctx, t)
-	}, study.RunOptions{Fatal: fatalEvalError, OnTrial: onTrial, Workers: *workers})
+	}, study.RunOptions{Fatal: fatalEvalError, OnTrial: onTrial, Workers: *workers, OnLate: func(_ int, note string) {
+		prog.clear()
+		fmt.Fprintln(stderr, oneLine("bkb: "+note))
+	}})
 	prog.clear()
 	elapsed := time.Since(start).Seconds()
 	switch {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -46,20 +45,6 @@ func (w where) String() string {
 	return w.study
 }
 
-// redactURL hides a password in a URL.
-func redactURL(u string) string {
-	at := strings.LastIndexByte(u, '@')
-	scheme := strings.Index(u, "://")
-	if at < 0 || scheme < 0 {
-		return u
-	}
-	cred := u[scheme+3 : at]
-	if i := strings.IndexByte(cred, ':'); i >= 0 {
-		return u[:scheme+3] + cred[:i] + ":***" + u[at:]
-	}
-	return u
-}
-
 // check validates the flags.
 func (w where) check(cmd string) error {
 	if w.study == "" {
@@ -68,8 +53,8 @@ func (w where) check(cmd string) error {
 		}
 		return usagef("%s needs --study FILE", cmd)
 	}
-	if w.postgres() && !strings.HasPrefix(w.storage, "postgres://") && !strings.HasPrefix(w.storage, "postgresql://") {
-		return usagef("--storage %s: want a postgres:// URL (a journal is given with --study FILE alone)", redactURL(w.storage))
+	if w.postgres() && !isConnString(w.storage) {
+		return usagef("--storage %s: want a postgres:// URL or a keyword/value string such as 'host=... dbname=...' (a journal is given with --study FILE alone)", redactURL(w.storage))
 	}
 	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/bkb-go/bkb/storage"
@@ -92,7 +91,9 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	done := 0
 	err = s.Run(ctx, func(ctx context.Context, t *study.Trial) (float64, error) {
 		return obj.eval(ctx, t)
-	}, study.RunOptions{Workers: *workers, Fatal: fatalEvalError, HeartbeatEvery: w.grace / 6, OnTrial: func(t study.TrialResult) {
+	}, study.RunOptions{Workers: *workers, Fatal: fatalEvalError, HeartbeatEvery: w.grace / 6, WaitPending: true, OnLate: func(_ int, note string) {
+		fmt.Fprintln(stderr, oneLine("bkb: "+note))
+	}, OnTrial: func(t study.TrialResult) {
 		done++
 		if *progress != "lines" {
 			return
@@ -140,7 +141,7 @@ func runCopy(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
 	side := func(loc string) where {
-		if strings.HasPrefix(loc, "postgres://") || strings.HasPrefix(loc, "postgresql://") {
+		if isConnString(loc) {
 			return where{storage: loc, study: *name}
 		}
 		return where{study: loc}
@@ -156,6 +157,11 @@ func runCopy(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	defer sst.Close()
 	h, err := sst.Study(ctx, sname)
 	if err != nil {
+		return usagef("copy: %s: %v", src, trimPkg(err))
+	}
+	// A study is copied only if it replays: records that contradict each
+	// other are not spread to another storage.
+	if _, err := study.Load(ctx, sst, sname); err != nil {
 		return usagef("copy: %s: %v", src, trimPkg(err))
 	}
 	if dst.postgres() && dst.study == "" {

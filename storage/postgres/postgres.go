@@ -39,8 +39,9 @@ import (
 // Options configure a Store; zero fields take their defaults.
 type Options struct {
 	// HeartbeatGrace is how long a pending trial may go without a
-	// heartbeat (or, before its first, since its ask was stored) before
-	// Update reports it stale, on the database's clock. Default 1 minute.
+	// heartbeat (or since its latest ask was stored, or since the server
+	// started) before Update reports it stale, on the database's clock.
+	// Default 1 minute.
 	// Workers should heartbeat several times per grace period.
 	HeartbeatGrace time.Duration
 	// MaxConns bounds the connection pool. Default 4.
@@ -218,6 +219,15 @@ var migrations = []string{
 		worker   text NOT NULL,
 		last     timestamptz NOT NULL DEFAULT statement_timestamp(),
 		PRIMARY KEY (study_id, trial)
+	);`,
+	// 2: the newest engine snapshot of each study (storage.Snapshots).
+	`CREATE TABLE bkb_snapshots (
+		study_id bigint PRIMARY KEY REFERENCES bkb_studies (id) ON DELETE CASCADE,
+		records  integer NOT NULL,
+		digest   bytea NOT NULL,
+		meta     bytea NOT NULL,
+		data     bytea NOT NULL,
+		saved    timestamptz NOT NULL DEFAULT statement_timestamp()
 	);`,
 }
 
@@ -519,8 +529,13 @@ func insert(ctx context.Context, tx pgx.Tx, id int64, seq int, recs []storage.Re
 }
 
 // staleTrials returns, in increasing order, the pending trials whose last
-// heartbeat (or, without one, the storing of their first ask) is older
-// than grace on the database's clock.
+// sign of life (the later of their last heartbeat and the storing of their
+// latest ask) is older than grace on the database's clock: a trial re-asked
+// after its worker stopped belongs to its new worker from that moment, and
+// is not stale before that worker has had a grace period to heartbeat.
+// Time the server was down does not count: after a restart every trial
+// has a grace period from the server's start to heartbeat again (its
+// worker could not heartbeat during the outage; it has not stopped).
 func staleTrials(ctx context.Context, tx pgx.Tx, id int64, pending []storage.Record, grace time.Duration) ([]int, error) {
 	if len(pending) == 0 {
 		return nil, nil
@@ -533,7 +548,7 @@ func staleTrials(ctx context.Context, tx pgx.Tx, id int64, pending []storage.Rec
 		LEFT JOIN bkb_heartbeats h ON h.study_id = r.study_id AND h.trial = r.trial
 		WHERE r.study_id = $1 AND r.kind = 'ask' AND r.trial = ANY($2)
 		GROUP BY r.trial, h.last
-		HAVING coalesce(h.last, min(r.stored)) < statement_timestamp() - make_interval(secs => $3)
+		HAVING greatest(h.last, max(r.stored), pg_postmaster_start_time()) < statement_timestamp() - make_interval(secs => $3)
 		ORDER BY r.trial`, id, trials, grace.Seconds())
 	if err != nil {
 		return nil, err

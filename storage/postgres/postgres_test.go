@@ -319,3 +319,55 @@ func TestOpenErrors(t *testing.T) {
 		t.Logf("no server: %v", err)
 	}
 }
+
+// TestOutageGrace: a trial whose heartbeat is older than the grace only
+// because the server was down is not stale after the server restarts: its
+// worker gets a grace period from the server's start to heartbeat again.
+func TestOutageGrace(t *testing.T) {
+	cmd := os.Getenv(envRestart)
+	if cmd == "" {
+		t.Skip("BKB_POSTGRES_RESTART_CMD is not set: not allowed to restart the server (.ci/run sets it)")
+	}
+	u := newSchema(t)
+	s := openStore(t, u, postgres.Options{HeartbeatGrace: time.Minute})
+	ctx := context.Background()
+	if _, err := s.CreateStudy(ctx, "o", nil); err != nil {
+		t.Fatal(err)
+	}
+	a := storage.Record{Kind: storage.KindAsk, Trial: 0, Arm: -1, X: []float64{1}, Worker: s.Worker()}
+	if _, err := s.Update(ctx, "o", 0, func(storage.View) ([]storage.Record, error) { return []storage.Record{a}, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Heartbeat(ctx, "o", []int{0}); err != nil {
+		t.Fatal(err)
+	}
+	// The last sign of life, an hour before now: as after a long outage.
+	for _, q := range []string{`UPDATE bkb_heartbeats SET last = last - interval '1 hour'`, `UPDATE bkb_records SET stored = stored - interval '1 hour'`} {
+		if _, err := s.Pool().Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	staleNow := func() []int {
+		t.Helper()
+		var stale []int
+		if _, err := s.Update(ctx, "o", 0, func(v storage.View) ([]storage.Record, error) { stale = v.Stale; return nil, nil }); err != nil {
+			t.Fatal(err)
+		}
+		return stale
+	}
+	var started time.Time
+	if err := s.Pool().QueryRow(ctx, `SELECT pg_postmaster_start_time()`).Scan(&started); err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(started) > time.Minute {
+		if got := staleNow(); len(got) != 1 {
+			t.Fatalf("View.Stale = %v before the restart, want [0]", got)
+		}
+	}
+	if out, err := exec.Command("sh", "-c", cmd).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v: %s", cmd, err, out)
+	}
+	if got := staleNow(); len(got) != 0 {
+		t.Errorf("View.Stale = %v right after a restart, want none (the outage is not the worker's)", got)
+	}
+}

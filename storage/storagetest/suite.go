@@ -320,6 +320,50 @@ func Run(t *testing.T, b Backend) {
 		}
 	})
 
+	// A stale trial asked again belongs to its new worker from that
+	// moment: it is not stale while that worker lives, so no other worker
+	// takes it too (one live owner per trial).
+	t.Run("RequeuedOwner", func(t *testing.T) {
+		if b.DeadWorker == nil {
+			t.Skip("this backend reports no stale trials")
+		}
+		open := b.New(t)
+		s, s2 := open(), open()
+		if _, err := s.CreateStudy(bg, "s", nil); err != nil {
+			t.Fatal(err)
+		}
+		a0 := ask(0, 0.1)
+		a0.Worker = b.DeadWorker(t)
+		appendRecs(t, s, "s", a0)
+		if b.Expire != nil {
+			b.Expire(t, s, "s", 0)
+		}
+		staleNow := func(st storage.Storage) []int {
+			t.Helper()
+			var stale []int
+			if _, err := st.Update(bg, "s", 0, func(v storage.View) ([]storage.Record, error) {
+				stale = v.Stale
+				return nil, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return stale
+		}
+		if got := staleNow(s2); !slices.Equal(got, []int{0}) {
+			t.Fatalf("View.Stale = %v, want [0]", got)
+		}
+		again := ask(0, 0.1)
+		again.Worker = storage.NewWorkerID() // this process: alive
+		appendRecs(t, s2, "s", again)
+		if got := staleNow(s); len(got) != 0 {
+			t.Fatalf("View.Stale = %v after a live worker asked the trial again, want none", got)
+		}
+		st, err := storage.Summarize(records(t, s, "s"))
+		if err != nil || len(st.Pending) != 1 || st.Pending[0].Worker != again.Worker {
+			t.Fatalf("pending %+v (%v), want the trial held by its latest ask", st.Pending, err)
+		}
+	})
+
 	t.Run("CopyRoundTrip", func(t *testing.T) {
 		src := b.New(t)()
 		cfg := json.RawMessage(`{"policy":"bkb"}`)

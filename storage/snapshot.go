@@ -1,0 +1,192 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Snapshot is a saved state of a study's engine, opaque to the storage:
+// the state after the study's first Records records, whose chained digest
+// is Digest (the study computes and checks both). A snapshot only spares a
+// replay: a missing, stale or damaged one costs time, never a result, so
+// storages keep the newest one per study and may lose it.
+type Snapshot struct {
+	Records int
+	Digest  [32]byte
+	// Meta is a small readable part (the study's summary of its model).
+	Meta []byte
+	// Data is the state; LoadSnapshot without data leaves it nil.
+	Data []byte
+}
+
+// ErrNoSnapshot is returned by LoadSnapshot when the study has none.
+var ErrNoSnapshot = errors.New("no snapshot")
+
+// Snapshots is implemented by the storages that keep engine snapshots
+// beside the records ([JournalStore]: a file beside the journal; the
+// postgres subpackage: a table). [Memory] keeps none: its studies live as
+// long as their process.
+type Snapshots interface {
+	// SaveSnapshot replaces the study's snapshot with s, atomically: a
+	// reader sees the old one or the new one, never a part.
+	SaveSnapshot(ctx context.Context, name string, s Snapshot) error
+	// LoadSnapshot returns the study's snapshot (without Data unless
+	// withData), or an error wrapping ErrNoSnapshot.
+	LoadSnapshot(ctx context.Context, name string, withData bool) (Snapshot, error)
+}
+
+// snapshotMagic starts a snapshot file; the digit is the file layout.
+const snapshotMagic = "BKBSNAP1\n"
+
+// maxSnapshotMeta bounds the readable part read from a file.
+const maxSnapshotMeta = 1 << 24
+
+// SnapshotPath is the file in which a [JournalStore] keeps the snapshot of
+// the journal at path.
+func SnapshotPath(path string) string { return path + ".snapshot" }
+
+// encodeSnapshotFile lays s out as a file: magic, the meta's length and
+// bytes, Records, Digest, the data's length and bytes, then the CRC-32C of
+// all that.
+func encodeSnapshotFile(s Snapshot) []byte {
+	b := make([]byte, 0, len(snapshotMagic)+len(s.Meta)+len(s.Data)+64)
+	b = append(b, snapshotMagic...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(s.Meta)))
+	b = append(b, s.Meta...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(s.Records))
+	b = append(b, s.Digest[:]...)
+	b = binary.LittleEndian.AppendUint64(b, uint64(len(s.Data)))
+	b = append(b, s.Data...)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
+}
+
+// readSnapshotFile reads a snapshot file; without data it reads the head
+// only and does not check the CRC.
+func readSnapshotFile(f *os.File, withData bool) (Snapshot, error) {
+	bad := func(what string) (Snapshot, error) {
+		return Snapshot{}, fmt.Errorf("storage: snapshot %s: %s", f.Name(), what)
+	}
+	var all []byte
+	var r io.Reader = f
+	if withData {
+		st, err := f.Stat()
+		if err != nil {
+			return Snapshot{}, err
+		}
+		all = make([]byte, 0, st.Size())
+		if all, err = io.ReadAll(io.LimitReader(f, st.Size()+1)); err != nil {
+			return Snapshot{}, err
+		}
+		if len(all) < len(snapshotMagic)+4 {
+			return bad("truncated")
+		}
+		body := all[:len(all)-4]
+		if crc32.Checksum(body, crc32.MakeTable(crc32.Castagnoli)) != binary.LittleEndian.Uint32(all[len(all)-4:]) {
+			return bad("checksum mismatch (a damaged or partly written file)")
+		}
+		r = bytes.NewReader(body)
+	}
+	head := make([]byte, len(snapshotMagic)+8)
+	if _, err := io.ReadFull(r, head); err != nil || string(head[:len(snapshotMagic)]) != snapshotMagic {
+		return bad("not a bkb snapshot of this layout")
+	}
+	n := binary.LittleEndian.Uint64(head[len(snapshotMagic):])
+	if n > maxSnapshotMeta {
+		return bad("oversized")
+	}
+	var s Snapshot
+	s.Meta = make([]byte, n)
+	rest := make([]byte, 8+32+8)
+	if _, err := io.ReadFull(r, s.Meta); err != nil {
+		return bad("truncated")
+	}
+	if _, err := io.ReadFull(r, rest); err != nil {
+		return bad("truncated")
+	}
+	rec := binary.LittleEndian.Uint64(rest)
+	if rec > 1<<40 {
+		return bad("record count out of range")
+	}
+	s.Records = int(rec)
+	copy(s.Digest[:], rest[8:40])
+	if withData {
+		n := binary.LittleEndian.Uint64(rest[40:])
+		br := r.(*bytes.Reader)
+		if n != uint64(br.Len()) {
+			return bad("data length disagrees with the file")
+		}
+		s.Data = all[len(all)-4-int(n) : len(all)-4]
+	}
+	return s, nil
+}
+
+// writeFileAtomic writes b to path through a new file beside it, renamed
+// over path: a reader sees the old file or the new one. An existing path
+// that is not a regular file (a link, a directory, a device) is refused,
+// so the write never follows a link onto a user's file. Its mode is
+// 0666 less the umask. It is not synced: a snapshot lost in a crash is
+// replaced by a replay, and a damaged one fails its checksum.
+func writeFileAtomic(path string, b []byte) error {
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("storage: %s exists and is not a regular file: no snapshot written", path)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	var nonce [8]byte
+	_, _ = rand.Read(nonce[:])
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-"+hex.EncodeToString(nonce[:]))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(b)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// SaveSnapshot implements [Snapshots]: the file SnapshotPath(path) (a
+// journal holds one study, whatever name says). It takes none of the
+// store's locks: a study saves and loads its snapshot while it holds
+// them (within Update).
+func (s *JournalStore) SaveSnapshot(_ context.Context, _ string, snap Snapshot) error {
+	return writeFileAtomic(SnapshotPath(s.path), encodeSnapshotFile(snap))
+}
+
+// LoadSnapshot implements [Snapshots], without locks (see SaveSnapshot).
+func (s *JournalStore) LoadSnapshot(_ context.Context, _ string, withData bool) (Snapshot, error) {
+	p := SnapshotPath(s.path)
+	fi, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Snapshot{}, ErrNoSnapshot
+	}
+	if err != nil {
+		return Snapshot{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return Snapshot{}, fmt.Errorf("storage: %s is not a regular file", p)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	defer f.Close()
+	return readSnapshotFile(f, withData)
+}

@@ -1,0 +1,238 @@
+package study
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bkb-go/bkb/objectives"
+	"github.com/bkb-go/bkb/storage"
+)
+
+// snapshotConfig is a short version 5 study on Hartmann 3 whose model
+// runs through the design, fits, resparsifications and a trust region.
+func snapshotConfig(policy string, noise bool) Config {
+	f, _ := objectives.Lookup("hartmann3")
+	sp, _ := Box(nil, f.Lower, f.Upper)
+	cfg := Config{Space: sp, Policy: policy, Budget: 70, Seed: 11}
+	_ = noise
+	return cfg
+}
+
+// snapshotObjective is Hartmann 3, with noise that depends on the trial
+// only (so that every run sees the same values).
+func snapshotObjective(noise bool) func(tr *Trial) float64 {
+	f, _ := objectives.Lookup("hartmann3")
+	return func(tr *Trial) float64 {
+		y := f.Value(tr.X)
+		if noise {
+			y += 0.3 * math.Sin(float64(tr.Number)*12.9898)
+		}
+		return y
+	}
+}
+
+// runTrials asks and tells n trials of s (leaving the last ask pending
+// when pendingLast).
+func runTrials(t *testing.T, s *Study, n int, f func(*Trial) float64, pendingLast bool) []*Trial {
+	t.Helper()
+	ctx := context.Background()
+	var out []*Trial
+	for i := 0; i < n; i++ {
+		tr, err := s.Ask(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, tr)
+		if pendingLast && i == n-1 {
+			break
+		}
+		if err := s.Tell(ctx, tr.Number, f(tr)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// TestSnapshotResumeEqualsUninterrupted: a study saved at a snapshot after
+// k trials and resumed from it (by a new Study on a new storage handle)
+// asks exactly the points of the uninterrupted run, bit for bit, for the
+// 20 trials after the resume and on to the budget; the resume replays
+// only the records after the snapshot.
+func TestSnapshotResumeEqualsUninterrupted(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		policy  string
+		noise   bool
+		k       int
+		pending bool
+	}{
+		{"bkb", false, 3, false},     // within the initial design
+		{"bkb", false, 31, false},    // model, fits, trust region
+		{"bkb", false, 50, true},     // a pending trial at the snapshot
+		{"bkb", true, 40, false},     // noise rules: joint samples
+		{"random", false, 25, false}, // no model
+	} {
+		t.Run(c.policy, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			cfg := snapshotConfig(c.policy, c.noise)
+			f := snapshotObjective(c.noise)
+			ref, err := Create(ctx, storage.NewMemory(), "ref", cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := runTrials(t, ref, cfg.Budget, f, false)
+
+			path := filepath.Join(t.TempDir(), "s.jsonl")
+			st, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var notes []string
+			opts := Options{Notify: func(m string) { notes = append(notes, m) }}
+			first, err := Create(ctx, st, "s", cfg, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := runTrials(t, first, c.k, f, c.pending)
+			first.snapPolicy = math.Inf(-1) // a save is due
+			first.saveSnapshot(ctx)
+			if _, err := os.Stat(storage.SnapshotPath(path)); err != nil {
+				t.Fatalf("no snapshot: %v (notes %q)", err, notes)
+			}
+			st2, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			second, err := Load(ctx, st2, "", opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			eng, from := second.restore(ctx)
+			if eng == nil || from != len(second.records) {
+				t.Fatalf("restore: engine %v, from %d of %d records (notes %q)", eng != nil, from, len(second.records), notes)
+			}
+			if c.pending {
+				// Its result arrives after the resume (bkb tell).
+				tr := got[len(got)-1]
+				if err := second.Tell(ctx, tr.Number, f(tr)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got = append(got, runTrials(t, second, cfg.Budget-len(got), f, false)...)
+			if len(notes) > 0 {
+				t.Errorf("notes: %q", notes)
+			}
+			for i := range want {
+				if !samePoint(got[i].X, want[i].X) {
+					t.Fatalf("trial %d: %v after a snapshot at %d, %v uninterrupted", i, got[i].X, c.k, want[i].X)
+				}
+			}
+			if d := second.Info().Diverged; d != 0 {
+				t.Errorf("%d asks diverged", d)
+			}
+		})
+	}
+}
+
+func samePoint(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestSnapshotFallbacks: a damaged, stale or foreign snapshot is not used:
+// the study says so in one note and replays its records, asking the same
+// points as with no snapshot at all.
+func TestSnapshotFallbacks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := snapshotConfig("bkb", false)
+	f := snapshotObjective(false)
+	for _, c := range []struct {
+		name   string
+		damage func(t *testing.T, path string)
+		note   string
+	}{
+		{"flipped byte", func(t *testing.T, p string) {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[len(b)/2] ^= 0x40
+			if err := os.WriteFile(p, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "checksum mismatch"},
+		{"truncated", func(t *testing.T, p string) {
+			if err := os.Truncate(p, 100); err != nil {
+				t.Fatal(err)
+			}
+		}, "snapshot not used"},
+		{"another study's", func(t *testing.T, p string) {
+			other := filepath.Join(filepath.Dir(p), "o.jsonl")
+			st, _ := storage.OpenJournalStore(other, storage.JournalStoreOptions{})
+			ocfg := cfg
+			ocfg.Seed++
+			s, err := Create(ctx, st, "o", ocfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runTrials(t, s, 30, f, false)
+			s.snapPolicy = math.Inf(-1)
+			s.saveSnapshot(ctx)
+			if err := os.Rename(storage.SnapshotPath(other), p); err != nil {
+				t.Fatal(err)
+			}
+		}, "records differ"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "s.jsonl")
+			st, _ := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
+			s, err := Create(ctx, st, "s", cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runTrials(t, s, 30, f, false)
+			s.snapPolicy = math.Inf(-1)
+			s.saveSnapshot(ctx)
+			c.damage(t, storage.SnapshotPath(path))
+			var notes []string
+			st2, _ := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
+			re, err := Load(ctx, st2, "", Options{Notify: func(m string) { notes = append(notes, m) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := re.Ask(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref, err := Create(ctx, storage.NewMemory(), "ref", cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runTrials(t, ref, 30, f, false)
+			b, err := ref.Ask(ctx) // the uninterrupted run's next point
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(notes) != 1 || !strings.Contains(notes[0], c.note) || !strings.Contains(notes[0], "replaying") {
+				t.Errorf("notes %q, want one naming %q", notes, c.note)
+			}
+			if a.Number != b.Number || !samePoint(a.X, b.X) {
+				t.Errorf("ask after the fallback: trial %d at %v, uninterrupted trial %d at %v", a.Number, a.X, b.Number, b.X)
+			}
+		})
+	}
+}
