@@ -35,6 +35,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,6 +72,9 @@ type Options struct {
 	// Secrets are strings masked ("***") in every answer and log line
 	// (say ":PASSWORD@" for the password of a database URL).
 	Secrets []string
+	// Mask, when not nil, also masks every answer and log line (after
+	// Secrets).
+	Mask func(string) string
 	// Logf receives log lines (default: none).
 	Logf func(format string, args ...any)
 	// Worker identifies this server in the trials it hands out (default
@@ -86,6 +90,8 @@ type Server struct {
 	leases *leased
 	mux    *http.ServeMux
 	token  [sha256.Size]byte
+	// secrets are Options.Secrets, longest first.
+	secrets []string
 
 	mu      sync.Mutex
 	studies map[string]*study.Study
@@ -125,6 +131,12 @@ func New(opt Options) (*Server, error) {
 	if opt.Token != "" {
 		s.token = sha256.Sum256([]byte(opt.Token))
 	}
+	for _, sec := range opt.Secrets {
+		if sec != "" {
+			s.secrets = append(s.secrets, sec)
+		}
+	}
+	slices.SortFunc(s.secrets, func(a, b string) int { return len(b) - len(a) })
 	s.routes()
 	return s, nil
 }
@@ -245,12 +257,14 @@ type apiError struct {
 	Pending int    `json:"pending,omitempty"`
 }
 
-// mask hides the secrets in a message.
+// mask hides the secrets in a message, the longest first (so that an
+// escaped form is replaced whole).
 func (s *Server) mask(msg string) string {
-	for _, sec := range s.opt.Secrets {
-		if sec != "" {
-			msg = strings.ReplaceAll(msg, sec, "***")
-		}
+	for _, sec := range s.secrets {
+		msg = strings.ReplaceAll(msg, sec, "***")
+	}
+	if s.opt.Mask != nil {
+		msg = s.opt.Mask(msg)
 	}
 	return msg
 }
@@ -265,7 +279,7 @@ func (s *Server) reply(w http.ResponseWriter, code int, v any) {
 	if err != nil {
 		code, b = http.StatusInternalServerError, []byte(`{"error":"cannot encode the answer"}`)
 	}
-	if len(s.opt.Secrets) > 0 {
+	if len(s.secrets) > 0 || s.opt.Mask != nil {
 		b = []byte(s.mask(string(b)))
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -747,6 +761,12 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.replyErr(w, r, err)
 		return
+	}
+	// Trials whose client stopped heartbeating: the study handed them out
+	// through this server, so it must be told they are abandoned before
+	// it hands them out again.
+	for _, t := range s.leases.expired(n) {
+		st.Release(t)
 	}
 	resp := AskResponse{Trials: []Asked{}, HeartbeatSeconds: s.opt.Grace.Seconds() / 3}
 	for range req.N {

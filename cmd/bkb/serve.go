@@ -9,9 +9,11 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/spf13/pflag"
 
 	"github.com/bkb-go/bkb/serve"
@@ -27,7 +29,7 @@ type catalogFlags struct {
 }
 
 func (c *catalogFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&c.storage, "storage", "", "PostgreSQL URL (postgres://user:pass@host/db) holding the studies")
+	fs.StringVar(&c.storage, "storage", "", "PostgreSQL database holding the studies: a URL (postgres://user:pass@host/db) or a keyword/value string ('host=... dbname=...')")
 	fs.StringVar(&c.dir, "dir", "", "directory of study journals (one NAME.jsonl per study; created if missing)")
 }
 
@@ -38,9 +40,10 @@ func (c catalogFlags) open(ctx context.Context, cmd string) (storage.Storage, st
 	case c.storage != "" && c.dir != "":
 		return nil, "", nil, usagef("%s: give --storage or --dir, not both", cmd)
 	case c.storage != "":
-		if !strings.HasPrefix(c.storage, "postgres://") && !strings.HasPrefix(c.storage, "postgresql://") {
-			return nil, "", nil, usagef("--storage %s: want a postgres:// URL", redactURL(c.storage))
+		if !isConnString(c.storage) {
+			return nil, "", nil, usagef("--storage %s: want a postgres:// URL or a keyword/value string ('host=... dbname=...')", redactURL(c.storage))
 		}
+		describe := redactURL(c.storage) // also remembers the password for maskSecrets
 		secrets := urlSecrets(c.storage)
 		st, err := postgres.Open(ctx, c.storage, postgres.Options{})
 		if err != nil {
@@ -49,7 +52,7 @@ func (c catalogFlags) open(ctx context.Context, cmd string) (storage.Storage, st
 			}
 			return nil, "", nil, errors.New(mask(trimPkg(err).Error(), secrets))
 		}
-		return st, redactURL(c.storage), secrets, nil
+		return st, describe, secrets, nil
 	case c.dir != "":
 		d, err := storage.OpenDir(c.dir)
 		if err != nil {
@@ -60,40 +63,49 @@ func (c catalogFlags) open(ctx context.Context, cmd string) (storage.Storage, st
 	return nil, "", nil, usagef("%s needs --storage postgres://... or --dir DIR", cmd)
 }
 
-// urlSecrets returns the forms in which the password of a URL could
-// appear in a message: in a URL (":PASS@", also escaped) or a keyword/value
-// string ("password=PASS"). Masking these rather than every occurrence of
-// the password keeps a short password (one that is also a word, such as
-// a user or policy name) from garbling other output.
-func urlSecrets(u string) []string {
-	p, err := url.Parse(u)
-	if err != nil || p.User == nil {
-		return nil
+// urlSecrets returns the forms in which the password of a connection
+// string could appear in a message: in a URL (":PASS@", escaped too) or a
+// keyword/value string ("password=PASS"), and the password itself when it
+// is long enough to mask everywhere (see minSecret; a shorter one, such
+// as "bkb", would garble words like a policy name).
+func urlSecrets(conn string) []string {
+	var pws []string
+	if cfg, err := pgconn.ParseConfig(conn); err == nil && cfg.Password != "" {
+		pws = append(pws, cfg.Password)
 	}
-	pw, ok := p.User.Password()
-	if !ok || pw == "" {
-		return nil
-	}
-	forms := []string{pw}
-	if esc := url.QueryEscape(pw); esc != pw {
-		forms = append(forms, esc)
-	}
-	if esc := url.PathEscape(pw); esc != pw && esc != forms[len(forms)-1] {
-		forms = append(forms, esc)
+	if p, err := url.Parse(conn); err == nil && p.User != nil {
+		if pw, ok := p.User.Password(); ok && pw != "" {
+			pws = append(pws, pw)
+		}
 	}
 	var out []string
-	for _, f := range forms {
-		out = append(out, ":"+f+"@", "password="+f, "password='"+f+"'")
+	add := func(s string) {
+		if !contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	for _, pw := range pws {
+		for _, f := range []string{pw, url.QueryEscape(pw), url.PathEscape(pw)} {
+			add(":" + f + "@")
+			add("password=" + f)
+			add("password='" + f + "'")
+			if len(pw) >= minSecret {
+				add(f)
+			}
+		}
 	}
 	return out
 }
 
-// mask replaces the secrets in s.
+// mask replaces the secrets in s, longest first, then whatever
+// maskSecrets knows.
 func mask(s string, secrets []string) string {
-	for _, sec := range secrets {
+	list := append([]string(nil), secrets...)
+	slices.SortFunc(list, func(a, b string) int { return len(b) - len(a) })
+	for _, sec := range list {
 		s = strings.ReplaceAll(s, sec, "***")
 	}
-	return s
+	return maskSecrets(s)
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -150,7 +162,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(stderr, "bkb serve: %s %s\n", time.Now().UTC().Format(time.RFC3339), mask(fmt.Sprintf(format, args...), secrets))
 	}
-	srv, err := serve.New(serve.Options{Storage: st, Describe: describe, Token: token, MaxBody: *maxBody, Grace: *grace, Secrets: secrets, Logf: logf})
+	srv, err := serve.New(serve.Options{Storage: st, Describe: describe, Token: token, MaxBody: *maxBody, Grace: *grace,
+		Secrets: secrets, Mask: maskSecrets, Logf: logf})
 	if err != nil {
 		return err
 	}
