@@ -421,8 +421,9 @@ func (s *Server) load(ctx context.Context, name string, refresh bool) (*study.St
 	return st, nil
 }
 
-// forget drops a cached study (deleted, or its budget changed).
-func (s *Server) forget(name string) {
+// forget drops a cached study (deleted, or its budget changed); with
+// leases, the leases of its trials too (deleted).
+func (s *Server) forget(name string, leases bool) {
 	s.mu.Lock()
 	delete(s.studies, name)
 	for k := range s.slices {
@@ -431,7 +432,9 @@ func (s *Server) forget(name string) {
 		}
 	}
 	s.mu.Unlock()
-	s.leases.forget(name)
+	if leases {
+		s.leases.forget(name)
+	}
 }
 
 // budgetKey is the study attribute that holds an extended budget.
@@ -713,7 +716,7 @@ func (s *Server) deleteStudy(w http.ResponseWriter, r *http.Request) {
 		s.replyErr(w, r, err)
 		return
 	}
-	s.forget(n)
+	s.forget(n, true)
 	s.reply(w, http.StatusOK, map[string]string{"deleted": n})
 }
 
@@ -1103,7 +1106,7 @@ func (s *Server) extend(w http.ResponseWriter, r *http.Request) {
 		s.replyErr(w, r, err)
 		return
 	}
-	s.forget(n)
+	s.forget(n, false) // the trials handed out keep their leases
 	st, err = s.load(r.Context(), n, false)
 	if err != nil {
 		s.replyErr(w, r, err)

@@ -277,10 +277,17 @@ func TestVanishedClient(t *testing.T) {
 	c.must("POST", "/api/studies/v/trials/1/heartbeat", nil, nil, 200) // trial 1's client is alive
 	c.must("POST", "/api/studies/v/trials/2/tell", map[string]any{"value": 1}, nil, 200)
 	advance(40 * time.Second) // trial 0: 80 s without a sign of life
+	// Extending the budget reloads the study; the leases stay.
+	c.must("POST", "/api/studies/v/budget", map[string]any{"budget": 4}, nil, 200)
 	var again asked
 	c.must("POST", "/api/studies/v/ask", nil, &again, 200)
 	if len(again.Trials) != 1 || again.Trials[0].Trial != 0 || fmt.Sprint(again.Trials[0].Params) != fmt.Sprint(a.Trials[0].Params) {
 		t.Fatalf("after trial 0's client vanished, ask gave %+v, want trial 0 at %v", again, a.Trials[0].Params)
+	}
+	var fresh asked
+	c.must("POST", "/api/studies/v/ask", nil, &fresh, 200) // the extension's new trial
+	if len(fresh.Trials) != 1 || fresh.Trials[0].Trial != 3 {
+		t.Fatalf("after the extension, ask gave %+v, want trial 3", fresh)
 	}
 	c.must("POST", "/api/studies/v/ask", nil, nil, http.StatusConflict) // trial 1 is alive
 }
