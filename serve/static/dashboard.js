@@ -283,7 +283,7 @@
       scales: { x: { time: false, distr: p.log ? 3 : 1 } },
       axes: [axis, { label: "value" }],
       bands: [{ series: [2, 3], fill: "rgba(216,59,59,0.12)" }],
-      series: [{},
+      series: [{ label: name },
         { label: "GP mean", stroke: "#d83b3b", width: 2, spanGaps: true, points: { show: p.type === "categorical" } },
         { label: "+2 sd", stroke: "rgba(216,59,59,0.4)", spanGaps: true, points: { show: false } },
         { label: "\u22122 sd", stroke: "rgba(216,59,59,0.4)", spanGaps: true, points: { show: false } },
