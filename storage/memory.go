@@ -15,6 +15,7 @@ import (
 type Memory struct {
 	mu      sync.Mutex
 	studies map[string]*memStudy
+	attrs   map[string][]Attr // by study: every SetAttr, oldest first
 }
 
 type memStudy struct {

@@ -15,6 +15,10 @@
 //	bkb worker        --study FILE     evaluate a shared study's trials (or --storage postgres://...)
 //	bkb export        --study FILE     write a study's trials to CSV or JSON (a file or stdout)
 //	bkb copy          --from A --to B  copy a study between a journal and PostgreSQL
+//	bkb serve         [--dir DIR]      HTTP/JSON API and dashboard (or --storage postgres://...)
+//	bkb studies       --dir DIR        list the studies of a storage
+//	bkb delete-study  --study NAME     delete a study (with --dir or --storage)
+//	bkb set-attr      --study NAME     set a user attribute of a study or trial
 //	bkb bench         [flags]          regret benchmark: policies x objectives x seeds
 //	bkb regress       [flags]          online kernel regression (see bkb regress -h)
 //	bkb objectives                     list the built-in test functions
@@ -76,6 +80,10 @@ func commands() []command {
 		{"worker", "evaluate trials of a shared study until its budget (many processes, many machines)", wrap(runWorker)},
 		{"export", "write a study's trials as CSV or JSON, to a file or stdout", wrap(runExport)},
 		{"copy", "copy a study between a journal file and PostgreSQL", wrap(runCopy)},
+		{"serve", "HTTP/JSON API and browser dashboard over the studies of a storage", wrap(runServe)},
+		{"studies", "list the studies of a PostgreSQL database or a directory of journals", wrap(runStudies)},
+		{"delete-study", "delete a study with its trials and attributes", wrap(runDeleteStudy)},
+		{"set-attr", "set a user attribute of a study or of one of its trials", wrap(runSetAttr)},
 		{"bench", "regret benchmark tables: policies x objectives x seeds", wrap(runBench)},
 		{"regress", "online kernel regression on a dataset", runRegress},
 		{"objectives", "list the built-in test functions", wrap(runObjectives)},

@@ -63,6 +63,8 @@ type Store struct {
 
 	mu      sync.Mutex
 	studies map[string]*study
+	// attrsReady: the attributes' table exists (catalog.go).
+	attrsReady bool
 }
 
 // study is this process's copy of a study's records: the records are

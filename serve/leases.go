@@ -1,0 +1,105 @@
+package serve
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/bkb-go/bkb/storage"
+	"github.com/bkb-go/bkb/study"
+)
+
+// leased is the server's storage: the storage itself, whose View.Stale
+// also lists the trials this server handed out whose client stopped
+// heartbeating them for longer than the grace. A storage sees the server
+// as one worker, alive while its process is (a journal) or while it
+// heartbeats (PostgreSQL); the clients behind it are what may vanish.
+// After a restart the leases are empty: the journal then finds the
+// previous server's trials stale (its process is gone) and PostgreSQL
+// those whose clients stopped heartbeating.
+type leased struct {
+	storage.Storage
+	grace time.Duration
+	now   func() time.Time
+
+	mu   sync.Mutex
+	last map[string]map[int]time.Time // study -> trial -> last sign of life
+}
+
+func newLeased(st storage.Storage, grace time.Duration, now func() time.Time) *leased {
+	return &leased{Storage: st, grace: grace, now: now, last: map[string]map[int]time.Time{}}
+}
+
+// renew records a sign of life of the client of a trial.
+func (l *leased) renew(name string, trial int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m := l.last[name]
+	if m == nil {
+		m = map[int]time.Time{}
+		l.last[name] = m
+	}
+	m[trial] = l.now()
+}
+
+// drop ends the lease of a completed trial.
+func (l *leased) drop(name string, trial int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.last[name], trial)
+}
+
+// forget drops the leases of a study.
+func (l *leased) forget(name string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.last, name)
+}
+
+// expired returns the trials of a study whose lease ran out; their leases
+// are dropped (the ask that hands one out again renews it).
+func (l *leased) expired(name string) []int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []int
+	now := l.now()
+	for t, last := range l.last[name] {
+		if now.Sub(last) > l.grace {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Update implements storage.Storage: View.Stale gains the trials whose
+// lease ran out. A stale trial the study no longer has pending is ignored
+// by the study.
+func (l *leased) Update(ctx context.Context, name string, from int, fn func(storage.View) ([]storage.Record, error)) ([]storage.Record, error) {
+	exp := l.expired(name)
+	return l.Storage.Update(ctx, name, from, func(v storage.View) ([]storage.Record, error) {
+		if len(exp) > 0 {
+			stale := slices.Clone(v.Stale)
+			for _, t := range exp {
+				if !slices.Contains(stale, t) {
+					stale = append(stale, t)
+				}
+			}
+			slices.Sort(stale)
+			v.Stale = stale
+		}
+		return fn(v)
+	})
+}
+
+// slice is the GP's prediction along a parameter (see study.Slice).
+func slice(st *study.Study, param string, points int) (study.Slice, error) {
+	if param == "" {
+		return study.Slice{}, badf("missing ?param=NAME")
+	}
+	sl, err := st.Slice(param, points)
+	if err != nil && !isNoTrial(err) {
+		return sl, badRequest{err}
+	}
+	return sl, err
+}
