@@ -55,8 +55,9 @@ func (g *DTC) EncodeState(w *snapenc.Writer) {
 	w.Int(g.nobs)
 	w.Ints(g.dict)
 	w.Ints(g.pos)
+	// V's scratch (g.v) is overwritten before every use: only its size
+	// is state (ensureV grows it).
 	w.Int(g.vstride)
-	w.Floats(g.v)
 	g.vf.Encode(w)
 	w.Floats(g.b)
 	w.Floats(g.beta)
@@ -139,7 +140,11 @@ func DecodeDTC(k kernel.Kernel, rd *snapenc.Reader) (*DTC, error) {
 	g.dict = rd.Ints()
 	g.pos = rd.Ints()
 	g.vstride = rd.Int()
-	g.v = rd.Floats()
+	if g.vstride < 0 || g.vstride > 1<<20 {
+		rd.Fail("V stride %d", g.vstride)
+	} else if g.vstride > 0 {
+		g.v = make([]float64, g.vstride*g.vstride)
+	}
 	g.vf.Decode(rd)
 	g.b = rd.Floats()
 	g.beta = rd.Floats()
@@ -165,7 +170,7 @@ func DecodeDTC(k kernel.Kernel, rd *snapenc.Reader) (*DTC, error) {
 	}
 	if g.nc > n || len(g.count) != n || len(g.ysum) != n || len(g.thresh) != n || len(g.pos) != n ||
 		len(g.dict) != m || len(g.b) != m || len(g.beta) != m || g.vf.Size() != m && m > 0 ||
-		len(ny.dead) != 0 && len(ny.dead) != m || g.vstride*g.vstride > len(g.v) && g.vstride > 0 {
+		len(ny.dead) != 0 && len(ny.dead) != m {
 		rd.Fail("DTC state sizes disagree (%d rows, %d candidates, |S| %d)", n, g.nc, m)
 		return nil, rd.Err()
 	}
