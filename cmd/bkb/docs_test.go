@@ -153,6 +153,8 @@ func skipReason(text, dataDir, pg string) string {
 	switch {
 	case placeholder.MatchString(text):
 		return "a synopsis with placeholders"
+	case regexp.MustCompile(`(^|[\s/])bkb serve\b`).MatchString(text):
+		return "a server that runs until it is stopped (the serve tests start and stop it)"
 	case strings.Contains(text, "postgres://") && (pg == "" || strings.Contains(text, docPostgres)):
 		return "a PostgreSQL server: set BKB_POSTGRES_URL to run these commands on it"
 	case strings.Contains(text, "python3"):
