@@ -387,6 +387,12 @@ func (p *GP) Ask() (int, error) {
 	var arm int
 	if p.post.Len() == 0 && len(p.pending) == 0 {
 		arm = p.rng.IntN(p.arms)
+		if p.lz != nil && p.lz.win[arm] < 0 {
+			// Pending arms are in the working set.
+			if _, err := p.lz.add([]int{arm}); err != nil {
+				return -1, err
+			}
+		}
 	} else if p.lz != nil {
 		var err error
 		if arm, err = p.lazyAsk(); err != nil {

@@ -356,6 +356,10 @@ func (p *GP) lazyTidy(b, best float64) error {
 	for w, a := range L.warm {
 		s := math.Sqrt(math.Max(vars[w], 0))
 		u := means[w] + b*s
+		if L.dead[a] {
+			out = append(out, w)
+			continue
+		}
 		if p.lazyKeep(w) {
 			L.idle[w] = 0
 			continue
@@ -475,32 +479,39 @@ func (p *GP) lazyTell(arm int, y float64) error {
 	}
 	w := int(L.win[arm])
 	post := L.post()
-	mean, v := post.Means()[w], post.Variances()[w]
+	n := len(L.warm)
+	if L.dtc != nil {
+		// The working set before the step, for the drift a dictionary
+		// change adds.
+		means, vars := post.Means(), post.Variances()
+		L.before = append(L.before[:0], means[:n]...)
+		L.befSD = L.befSD[:0]
+		for _, v := range vars[:n] {
+			L.befSD = append(L.befSD, math.Sqrt(math.Max(v, 0)))
+		}
+	}
+	mean, v := post.Means()[w], math.Max(post.Variances()[w], 0)
 	r := y - mean
-	var a2 float64
+	// a2: the squared normalized innovation. Exact posterior:
+	// r^2/(v + lambda). DTC with S fixed: r^2/(1 + z^T V^{-1} z); a2T,
+	// r^2/(1 + sigma~^2), is the exact posterior's with sigma~ in place
+	// of sigma, used on steps that change S (see below).
+	var a2, a2T float64
 	if L.dtc != nil {
 		a2 = r * r / (1 + L.dtc.LearnedVariance(w))
+		a2T = r * r / (1 + v)
 	} else {
-		a2 = r * r / (math.Max(v, 0) + L.lam)
+		a2 = r * r / (v + L.lam)
 		p.sumVar += v
 	}
 	if err := post.ObserveCandidate(w, y); err != nil {
 		return fmt.Errorf("bandit: arm %d: %w", arm, err)
 	}
 	p.count[arm]++
-	L.S += a2
-	n := len(L.warm)
 	L.rowsRead += int64(n)
 	if L.dtc == nil {
+		L.S += a2
 		return nil
-	}
-	// Snapshot the working set after the observation's pass, resample,
-	// and measure how far the change moved it.
-	means, vars := post.Means(), post.Variances()
-	L.before = append(L.before[:0], means[:n]...)
-	L.befSD = L.befSD[:0]
-	for _, v := range vars[:n] {
-		L.befSD = append(L.befSD, math.Sqrt(math.Max(v, 0)))
 	}
 	var added, removed int
 	var err error
@@ -513,15 +524,26 @@ func (p *GP) lazyTell(arm int, y float64) error {
 		return fmt.Errorf("bandit: resampling after arm %d: %w", arm, err)
 	}
 	if added+removed == 0 {
+		L.S += a2
 		return nil
 	}
-	L.rowsRead += int64(n)
-	means, vars = post.Means(), post.Variances()
+	// A step that changes S: the posterior is no longer that of a fixed
+	// kernel. Carry the exact-GP part (a2T) in S and measure on the
+	// working set what it does not explain: the mean's motion beyond
+	// sqrt(decrease of sigma~^2) sqrt(a2T), and any increase of sigma~.
+	// (The observation's pass over the working set is fused with the
+	// change's: one read of its rows.)
+	L.S += a2T
+	means, vars := post.Means(), post.Variances()
 	var dm, ds float64
+	at := math.Sqrt(a2T)
 	for w := range n {
 		a := L.warm[w]
-		dm = math.Max(dm, math.Abs(means[w]-L.before[w])/L.pmu[a])
-		ds = math.Max(ds, (math.Sqrt(math.Max(vars[w], 0))-L.befSD[w])/L.psd[a])
+		s1 := math.Sqrt(math.Max(vars[w], 0))
+		s0 := L.befSD[w]
+		dec := math.Sqrt(math.Max(s0*s0-s1*s1, 0))
+		dm = math.Max(dm, (math.Abs(means[w]-L.before[w])-dec*at)/L.pmu[a])
+		ds = math.Max(ds, (s1-s0)/L.psd[a])
 	}
 	L.D += lazyDriftFactor * dm
 	L.E += lazyDriftFactor * ds

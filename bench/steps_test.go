@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -173,12 +172,6 @@ func stepProfile(t *testing.T, a, T int, ls float64, warm int) {
 		float64(peak-base)/1e6, emb/1e6, float64(peak-base)/emb, nu)
 }
 
-// cpuSeconds is the process's user plus system CPU time.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
-}
 
 // TestStepPasses is the per-step pass-ratio experiment of issue 13 at
 // A = 100,000 (docs/scaling.md); it runs only with BKB_STEPS=1.
