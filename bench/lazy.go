@@ -128,8 +128,8 @@ type LazyConfig struct {
 	// (the authors' batch-bkb settings, see bench/peerbkb: raw rewards,
 	// noise sd 0.1, lambda 0.01, the batch-bkb beta with F = 1 and
 	// delta = 0.5 on the paper's scale, qbar 2).
-	Setup string
-	From, To    int // the window of steps for the per-step averages (1-based, inclusive)
+	Setup    string
+	From, To int // the window of steps for the per-step averages (1-based, inclusive)
 	// Arrays, when set, is the arm set to use (else uniform on the box).
 	Arrays *mat.Dense
 }

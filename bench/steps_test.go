@@ -172,7 +172,6 @@ func stepProfile(t *testing.T, a, T int, ls float64, warm int) {
 		float64(peak-base)/1e6, emb/1e6, float64(peak-base)/emb, nu)
 }
 
-
 // TestStepPasses is the per-step pass-ratio experiment of issue 13 at
 // A = 100,000 (docs/scaling.md); it runs only with BKB_STEPS=1.
 // BKB_STEPS_A and BKB_STEPS_T override A and T; BKB_STEPS_L the length
