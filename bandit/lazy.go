@@ -48,11 +48,11 @@ import (
 // above the best. Ties go to the lowest arm index, as in the full scan,
 // so lazy GP-UCB chooses exactly the full scan's arm (up to rounding of
 // the rows computed from scratch). Arms in W that have not been close to
-// the best for lazyRetireAfter asks leave W (their rows freed).
+// the best within lazyRetireAfter asks leave W (their rows freed).
 
 const (
-	// lazyRetireAfter is how many asks an arm may stay in the working set
-	// without being close to the best before it leaves.
+	// lazyRetireAfter is the horizon, in asks, over which an arm of the
+	// working set must be unable to reach the best before it leaves.
 	lazyRetireAfter = 8
 	// lazyDriftFactor multiplies the dictionary-change drift measured on
 	// the working set.
@@ -64,6 +64,14 @@ const (
 type lazyCand struct {
 	arm int
 	b   float64
+}
+
+type lazyStamp struct {
+	ask   int // the Ask that created it
+	w     []float64
+	basis int
+	refs  int
+	m     float64 // ||w - w_c||_V at this Ask, +Inf if the basis changed
 }
 
 type lazyState struct {
@@ -78,6 +86,7 @@ type lazyState struct {
 	idle []int   // working-set index -> asks since it was close to the best
 
 	mu, sd        []float64 // outside W: mean and sd at the last visit
+	sn            []float64 // DTC: sqrt of the learned part z^T V^{-1} z of the variance then
 	stS, stD, stE []float64 // running sums at the last visit
 	pmu, psd      []float64 // prior sd in mean and in score units
 	dead          []bool
@@ -85,8 +94,13 @@ type lazyState struct {
 	ndead         int
 
 	S, D, E float64
-	hist    [lazyRetireAfter + 1][3]float64 // running sums at the last asks (ring)
-	asks    int
+	// Stamps (DTC only): the weights w_c at each retirement, so that an
+	// arm cached then has the second bound mu_c + s_c (beta + M) with
+	// M = ||w - w_c||_V while the basis is unchanged (lazy.go header).
+	stamp  []int32 // arm -> stamp, or -1
+	stamps []lazyStamp
+	hist   [lazyRetireAfter + 1][3]float64 // running sums at the last asks (ring)
+	asks   int
 
 	cand           []lazyCand
 	scores, cv     []float64
@@ -105,7 +119,8 @@ func newLazyGP(name string, arms *mat.Dense, opt Options, useDTC bool) (*GP, err
 	L := &lazyState{x: arms, d: d, lam: opt.Lambda,
 		win: make([]int32, n), mu: make([]float64, n), sd: make([]float64, n),
 		stS: make([]float64, n), stD: make([]float64, n), stE: make([]float64, n),
-		pmu: make([]float64, n), psd: make([]float64, n), dead: make([]bool, n), alive: make([]int, n)}
+		pmu: make([]float64, n), psd: make([]float64, n), dead: make([]bool, n), alive: make([]int, n),
+		stamp: make([]int32, n), sn: make([]float64, n)}
 	if useDTC {
 		g, err := gp.NewDTC(opt.Kernel, d, opt.Lambda)
 		if err != nil {
@@ -124,6 +139,7 @@ func newLazyGP(name string, arms *mat.Dense, opt Options, useDTC bool) (*GP, err
 	for i, v := range diag {
 		p.kappa2 = math.Max(p.kappa2, v)
 		L.win[i] = -1
+		L.stamp[i] = -1
 		L.alive[i] = i
 		L.pmu[i] = math.Sqrt(v)
 		L.psd[i] = L.pmu[i]
@@ -131,6 +147,7 @@ func newLazyGP(name string, arms *mat.Dense, opt Options, useDTC bool) (*GP, err
 			L.psd[i] = math.Sqrt(v / opt.Lambda)
 		}
 		L.sd[i] = L.psd[i] // the prior: mean 0, variance k(x,x)
+		L.sn[i] = L.sd[i]
 	}
 	p.lz = L
 	return p, nil
@@ -139,8 +156,63 @@ func newLazyGP(name string, arms *mat.Dense, opt Options, useDTC bool) (*GP, err
 // bound returns B(x) for an arm outside the working set.
 func (L *lazyState) bound(i int, b2 float64) float64 {
 	s := L.sd[i] + L.psd[i]*(L.E-L.stE[i])
-	u := L.mu[i] + L.pmu[i]*(L.D-L.stD[i]) + s*math.Sqrt(b2+(L.S-L.stS[i]))
+	a2 := L.S - L.stS[i]
+	g := s * math.Sqrt(b2+a2)
+	if k := L.stamp[i]; k >= 0 {
+		st := &L.stamps[k]
+		b := math.Sqrt(b2)
+		// The weight bound: mean within sn M, sd at most s.
+		g = math.Min(g, L.sn[i]*st.m+b*s)
+		if st.basis == L.dtc.Basis() {
+			// S fixed since the visit: only the learned part N = sn^2
+			// of the variance falls, the residual R stays; the maximum
+			// of a sqrt(N - v) + b sqrt(R + v) over v in [0, N].
+			n := L.sn[i] * L.sn[i]
+			r := math.Max(L.sd[i]*L.sd[i]-n, 0)
+			if a2*r > b2*n {
+				g = math.Min(g, math.Sqrt(a2)*L.sn[i]+b*math.Sqrt(r))
+			}
+		}
+	}
+	u := L.mu[i] + L.pmu[i]*(L.D-L.stD[i]) + g
 	return u + lazyTol*(math.Abs(L.mu[i])+math.Sqrt(b2)*L.psd[i])
+}
+
+// newStamp records the current weights for arms cached now.
+func (L *lazyState) newStamp() int32 {
+	for k := range L.stamps {
+		if L.stamps[k].refs == 0 {
+			st := &L.stamps[k]
+			st.w = L.dtc.Weights(st.w[:0])
+			st.basis, st.m, st.ask = L.dtc.Basis(), 0, L.asks
+			return int32(k)
+		}
+	}
+	L.stamps = append(L.stamps, lazyStamp{w: L.dtc.Weights(nil), basis: L.dtc.Basis(), ask: L.asks})
+	return int32(len(L.stamps) - 1)
+}
+
+// updateStamps computes M = ||w - w_c||_V for every live stamp in the
+// current basis (O(m^2) each) and +Inf for the others.
+func (L *lazyState) updateStamps() {
+	basis := L.dtc.Basis()
+	for k := range L.stamps {
+		st := &L.stamps[k]
+		switch {
+		case st.refs == 0:
+		case st.basis != basis:
+			st.m = math.Inf(1)
+		default:
+			st.m = L.dtc.WeightDistance(st.w)
+		}
+	}
+}
+
+func (L *lazyState) unstamp(a int) {
+	if k := L.stamp[a]; k >= 0 {
+		L.stamps[k].refs--
+		L.stamp[a] = -1
+	}
 }
 
 // add brings arms into the working set and returns the index of the first.
@@ -161,6 +233,7 @@ func (L *lazyState) add(arms []int) (int, error) {
 		return 0, err
 	}
 	for k, a := range arms {
+		L.unstamp(a)
 		L.win[a] = int32(first + k)
 		L.warm = append(L.warm, a)
 		L.idle = append(L.idle, 0)
@@ -184,11 +257,21 @@ func (L *lazyState) retire(idx []int) error {
 		return nil
 	}
 	means, vars := L.post().Means(), L.post().Variances()
+	k := int32(-1)
+	if L.dtc != nil {
+		k = L.newStamp()
+		L.stamps[k].refs = len(idx)
+	}
 	for _, w := range idx {
 		a := L.warm[w]
 		L.mu[a], L.sd[a] = means[w], math.Sqrt(math.Max(vars[w], 0))
+		L.sn[a] = L.sd[a]
+		if L.dtc != nil {
+			L.sn[a] = math.Min(L.sd[a], math.Sqrt(L.dtc.LearnedVariance(w)))
+		}
 		L.stS[a], L.stD[a], L.stE[a] = L.S, L.D, L.E
 		L.win[a] = -1
+		L.stamp[a] = k
 	}
 	var ni []int
 	var err error
@@ -345,6 +428,18 @@ func (p *GP) lazyTidy(b, best float64) error {
 	old := L.hist[(L.asks+1)%len(L.hist)] // lazyRetireAfter asks ago
 	dS, dD, dE := L.S-old[0], L.D-old[1], L.E-old[2]
 	grow := math.Sqrt(b*b+dS) - b
+	// With the weight bound (DTC, basis unchanged), an arm retired
+	// lazyRetireAfter asks ago would have grown by at most s M instead,
+	// M of a stamp of that age; the smallest such M is the least it could
+	// have grown.
+	if L.dtc != nil {
+		basis := L.dtc.Basis()
+		for _, st := range L.stamps {
+			if st.refs > 0 && st.basis == basis && st.ask <= L.asks-lazyRetireAfter {
+				grow = math.Min(grow, st.m)
+			}
+		}
+	}
 	means, vars := L.post().Means(), L.post().Variances()
 	lcb := math.Inf(-1)
 	if p.opt.Eliminate {
@@ -374,9 +469,12 @@ func (p *GP) lazyTidy(b, best float64) error {
 		// Close to the best: within what its bound would have grown by
 		// over the last lazyRetireAfter asks.
 		reach := u + s*grow + L.pmu[a]*dD + L.psd[a]*dE*math.Sqrt(b*b+dS)
+		// An arm that would not be needed for lazyRetireAfter asks
+		// leaves now.
 		if reach >= best {
 			L.idle[w] = 0
-		} else if L.idle[w]++; L.idle[w] >= lazyRetireAfter {
+		} else {
+			L.idle[w]++
 			out = append(out, w)
 		}
 	}
@@ -390,7 +488,8 @@ func (p *GP) lazyTidy(b, best float64) error {
 			}
 		}
 	}
-	if len(out) > 0 && (L.asks%lazyRetireAfter == 0 || len(out) > len(L.warm)/4) {
+	// Retiring compacts the working set's rows: batch it.
+	if len(out) > 0 && (L.asks%lazyRetireAfter == 0 || len(out) > len(L.warm)/8) {
 		if err := L.retire(out); err != nil {
 			return err
 		}
@@ -513,6 +612,11 @@ func (p *GP) lazyTell(arm int, y float64) error {
 		L.S += a2
 		return nil
 	}
+	// M of every stamp after the observation: the bound for the next Ask
+	// if S does not change, and the starting point of the arms' bounds
+	// if it does.
+	L.updateStamps()
+	S0, D0, E0 := L.S, L.D, L.E
 	var added, removed int
 	var err error
 	if p.opt.Incremental {
@@ -547,6 +651,31 @@ func (p *GP) lazyTell(arm int, y float64) error {
 	}
 	L.D += lazyDriftFactor * dm
 	L.E += lazyDriftFactor * ds
+	// The basis changed: the stamps' weights no longer apply. An arm
+	// cached under a stamp had, before the change, mean at most
+	// mu_c + s_c M and standard deviation at most s_c; with the drift of
+	// the change (D - D0, E - E0) that bounds it now. Restart its bound
+	// there, under a new stamp of the weights after the change.
+	var k int32 = -1
+	refs := 0
+	for _, a := range L.alive {
+		old := L.stamp[a]
+		if old < 0 || L.win[a] >= 0 {
+			continue
+		}
+		if k < 0 {
+			k = L.newStamp()
+		}
+		L.mu[a] += L.sn[a] * L.stamps[old].m
+		L.stS[a], L.stD[a], L.stE[a] = S0, D0, E0
+		L.sn[a] = L.sd[a] // the split of the variance is lost with the basis
+		L.unstamp(a)
+		L.stamp[a] = k
+		refs++
+	}
+	if k >= 0 {
+		L.stamps[k].refs = refs
+	}
 	return nil
 }
 

@@ -132,6 +132,8 @@ type LazyConfig struct {
 	From, To int // the window of steps for the per-step averages (1-based, inclusive)
 	// Arrays, when set, is the arm set to use (else uniform on the box).
 	Arrays *mat.Dense
+	// Progress, when set, receives a line every 50 steps.
+	Progress func(string)
 }
 
 // LazyResult is one run of LazyRun.
@@ -205,6 +207,11 @@ func LazyRun(cfg LazyConfig) (LazyResult, error) {
 			res.RowsPerStep = float64(s1.RowsRead-rows0) / n / float64(cfg.Arms)
 			res.ComputedPerStep = float64(s1.RowsComputed-comp0) / n / float64(cfg.Arms)
 			res.StepCPU = (cpuSeconds() - cpu0) / n
+		}
+		if cfg.Progress != nil && s%50 == 0 {
+			s1 := st.Stats()
+			cfg.Progress(fmt.Sprintf("step %d: rows read %d (computed %d), working set %d, m %d, cum. regret %.1f, CPU %.1f s",
+				s, s1.RowsRead, s1.RowsComputed, s1.WorkingSet, s1.DictionarySize, res.CumRegret, cpuSeconds()-start))
 		}
 		if s%25 == 0 || time.Since(lastPeak) > time.Second {
 			runtime.ReadMemStats(&ms)

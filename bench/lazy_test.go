@@ -38,7 +38,12 @@ func TestLazyRows(t *testing.T) {
 		}
 		for _, f := range env("BKB_LAZY_F", "hartmann3,hartmann6") {
 			for _, v := range env("BKB_LAZY_V", "bkb-lazy,bkb-fresh-lazy") {
-				r, err := LazyRun(LazyConfig{Function: f, Arms: a, T: T, LengthScale: ls, Seed: 1, Variant: v, From: 50, To: T, Setup: setup})
+				r, err := LazyRun(LazyConfig{Function: f, Arms: a, T: T, LengthScale: ls, Seed: 1, Variant: v, From: 50, To: T, Setup: setup,
+					Progress: func(s string) {
+						if os.Getenv("BKB_LAZY_PROGRESS") != "" {
+							t.Log(s)
+						}
+					}})
 				if err != nil {
 					t.Fatal(err)
 				}
