@@ -29,8 +29,15 @@ func TestLazyRows(t *testing.T) {
 	ls, _ := strconv.ParseFloat(env("BKB_LAZY_L", "0.2")[0], 64)
 	setup := env("BKB_LAZY_SETUP", "standard")[0]
 	t.Logf("setup %s, T %d, length scale %g, seed 1", setup, T, ls)
-	t.Logf("| function | A | variant | rows read per step (%% of A) | computed (%% of A) | working set | m | eliminated | cum. regret | CPU ms/step | peak heap MB | embedding MB |")
-	t.Logf("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	// One goroutine's read bandwidth, for the time of one pass over the
+	// A x m embedding a full scan reads (the best of three probes).
+	bw := 0.0
+	for range 3 {
+		bw = max(bw, MemoryBandwidth(256<<20, 1, 3))
+	}
+	t.Logf("read bandwidth %.1f GB/s (one goroutine)", bw/1e9)
+	t.Logf("| function | A | variant | rows read per step (%% of A) | computed (%% of A) | working set | m | eliminated | cum. regret | CPU ms/step | one pass ms | step / pass | peak heap MB | embedding MB |")
+	t.Logf("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, as := range env("BKB_LAZY_A", "100000") {
 		a, err := strconv.Atoi(as)
 		if err != nil {
@@ -47,9 +54,10 @@ func TestLazyRows(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				t.Logf("| %s | %d | %s | %.2f | %.3f | %d | %d | %d | %.1f | %.2f | %.0f | %.0f |", f, a, v,
+				pass := r.EmbeddingBytes / bw
+				t.Logf("| %s | %d | %s | %.2f | %.3f | %d | %d | %d | %.1f | %.2f | %.2f | %.2f | %.0f | %.0f |", f, a, v,
 					100*r.RowsPerStep, 100*r.ComputedPerStep, r.WorkingSet, r.DictionarySize, r.Eliminated,
-					r.CumRegret, 1e3*r.StepCPU, float64(r.PeakHeapBytes)/1e6, r.EmbeddingBytes/1e6)
+					r.CumRegret, 1e3*r.StepCPU, 1e3*pass, r.StepCPU/pass, float64(r.PeakHeapBytes)/1e6, r.EmbeddingBytes/1e6)
 			}
 		}
 	}
