@@ -57,6 +57,9 @@ const (
 	// lazyDriftFactor multiplies the dictionary-change drift measured on
 	// the working set.
 	lazyDriftFactor = 2
+	// lazyStamps is how many of the latest asks' stamps keep the weight
+	// bound (each costs O(m^2) a step).
+	lazyStamps = 32
 	// lazyTol is the relative slack of the bound for rounding.
 	lazyTol = 1e-9
 )
@@ -192,15 +195,17 @@ func (L *lazyState) newStamp() int32 {
 	return int32(len(L.stamps) - 1)
 }
 
-// updateStamps computes M = ||w - w_c||_V for every live stamp in the
-// current basis (O(m^2) each) and +Inf for the others.
+// updateStamps computes M = ||w - w_c||_V for the lazyStamps newest live
+// stamps in the current basis (O(m^2) each) and +Inf for the others
+// (their arms keep the Cauchy-Schwarz bound).
 func (L *lazyState) updateStamps() {
 	basis := L.dtc.Basis()
+	newest := L.asks - lazyStamps
 	for k := range L.stamps {
 		st := &L.stamps[k]
 		switch {
 		case st.refs == 0:
-		case st.basis != basis:
+		case st.basis != basis || st.ask < newest:
 			st.m = math.Inf(1)
 		default:
 			st.m = L.dtc.WeightDistance(st.w)
