@@ -67,7 +67,8 @@ func TestLazyRows(t *testing.T) {
 // scan's over 10 seeds (two-sided Mann-Whitney), Hartmann 3 and 6 on
 // A = 1,000 and 10,000 arms, T = 500, the authors' settings (setup
 // "peer"), incremental and fresh resampling; it runs only with
-// BKB_LAZY_REGRET=1 (BKB_LAZY_A, BKB_LAZY_T, BKB_LAZY_SEEDS override).
+// BKB_LAZY_REGRET=1 (BKB_LAZY_A, BKB_LAZY_T, BKB_LAZY_SEEDS and
+// BKB_LAZY_MODES override).
 // The variants with LazyCheck are in the bandit package's tests.
 func TestLazyRegret(t *testing.T) {
 	if os.Getenv("BKB_LAZY_REGRET") == "" {
@@ -86,7 +87,7 @@ func TestLazyRegret(t *testing.T) {
 	for _, as := range env("BKB_LAZY_A", "1000,10000") {
 		a, _ := strconv.Atoi(as)
 		for _, f := range []string{"hartmann3", "hartmann6"} {
-			for _, mode := range []string{"incremental", "fresh"} {
+			for _, mode := range env("BKB_LAZY_MODES", "incremental,fresh") {
 				full, lazy := "bkb", "bkb-lazy"
 				if mode == "fresh" {
 					full, lazy = "bkb-fresh", "bkb-fresh-lazy"
