@@ -425,13 +425,23 @@ func (p *GP) lazyAsk() (int, error) {
 }
 
 // lazyTidy eliminates (with Options.Eliminate) and retires working-set
-// arms that have not been close to the best for lazyRetireAfter asks.
+// arms that could not reach the best within the horizon.
 func (p *GP) lazyTidy(b, best float64) error {
 	L := p.lz
 	L.asks++
 	L.hist[L.asks%len(L.hist)] = [3]float64{L.S, L.D, L.E}
 	old := L.hist[(L.asks+1)%len(L.hist)] // lazyRetireAfter asks ago
 	dS, dD, dE := L.S-old[0], L.D-old[1], L.E-old[2]
+	// The horizon: keeping a row costs O(m) a step (O(t) exact), computing
+	// it again O(m^2) (O(t^2)), so an arm leaves W only if it could not
+	// reach the best within about m/4 asks, extrapolated from the
+	// growth of the sums over the last lazyRetireAfter asks.
+	size := p.post.Len()
+	if L.dtc != nil {
+		size = L.dtc.DictionarySize()
+	}
+	h := math.Max(1, float64(size/4)/lazyRetireAfter)
+	dS, dD, dE = dS*h, dD*h, dE*h
 	grow := math.Sqrt(b*b+dS) - b
 	// With the weight bound (DTC, basis unchanged), an arm retired
 	// lazyRetireAfter asks ago would have grown by at most s M instead,
@@ -441,7 +451,7 @@ func (p *GP) lazyTidy(b, best float64) error {
 		basis := L.dtc.Basis()
 		for _, st := range L.stamps {
 			if st.refs > 0 && st.basis == basis && st.ask <= L.asks-lazyRetireAfter {
-				grow = math.Min(grow, st.m)
+				grow = math.Min(grow, st.m*h)
 			}
 		}
 	}
