@@ -44,6 +44,21 @@ type Stats struct {
 	Jitter            int     // pivots that needed jitter
 	VarianceClamps    int     // variances that rounding made negative, set to 0
 	RetryJitter       int     // diagonal entries jittered by factorization retries
+	// RowsRead counts the arms' posterior rows the policy read or
+	// computed so far: A per observation for a full scan (one pass over
+	// the embedding), the working set's rows per pass plus the rows
+	// computed for visited arms with Options.Lazy.
+	RowsRead int64
+	// RowsComputed counts rows computed from scratch for arms a lazy
+	// policy visited (included in RowsRead); WorkingSet is the number of
+	// arms whose rows a lazy policy keeps current.
+	RowsComputed int64
+	WorkingSet   int
+	// ArmsEliminated counts arms removed for good by Options.Eliminate.
+	ArmsEliminated int
+	// BoundViolations counts arms whose exact UCB exceeded the lazy
+	// bound, found by Options.LazyCheck (always 0 without it).
+	BoundViolations int
 }
 
 // StatsReporter is implemented by policies that report Stats.
@@ -93,6 +108,23 @@ type Options struct {
 	// (gp.DTC.SetLegacyCore): studies of configuration versions up to 4
 	// replay with it.
 	LegacyCore bool
+	// Lazy makes a UCB policy (GP-UCB or BKB) read only the arms that can
+	// win: it keeps the rows of a working set of arms current and, for
+	// every other arm, an upper bound of its UCB that is cheap to carry
+	// forward; an Ask visits the arms whose bound is above the best UCB
+	// in the working set, best bound first, computing their rows (lazy.go,
+	// docs/scaling.md). For GP-UCB the bound is proven and the arms
+	// chosen are the full scan's; for BKB the part of the bound that
+	// covers dictionary changes is measured, see LazyCheck.
+	Lazy bool
+	// Eliminate (with Lazy) removes for good every arm whose UCB is below
+	// the largest lower confidence bound mu - beta sigma: it can never be
+	// the best arm when the confidence bounds hold.
+	Eliminate bool
+	// LazyCheck (with Lazy) computes every arm's exact UCB at every Ask
+	// and counts the arms above their bound in Stats.BoundViolations: a
+	// debug check, O(A m^2) per step.
+	LazyCheck bool
 }
 
 func (o *Options) defaults(arms *mat.Dense) {
@@ -202,6 +234,8 @@ type GP struct {
 	pending []int
 	sumVar  float64 // sum of variances at observed arms, for exact posteriors
 	count   []int
+	lz      *lazyState // non-nil with Options.Lazy
+	reads   int64      // rows read by full-scan passes
 }
 
 func newGP(name string, arms *mat.Dense, opt Options, useDTC bool, score Score) (*GP, error) {
@@ -211,6 +245,15 @@ func newGP(name string, arms *mat.Dense, opt Options, useDTC bool, score Score) 
 	opt.defaults(arms)
 	if err := opt.validate(); err != nil {
 		return nil, err
+	}
+	if opt.Lazy && (score != ScoreUCB || opt.Rebuild) {
+		return nil, errors.New("bandit: Lazy needs a UCB policy (GP-UCB or BKB) without Rebuild")
+	}
+	if (opt.Eliminate || opt.LazyCheck) && !opt.Lazy {
+		return nil, errors.New("bandit: Eliminate and LazyCheck need Lazy")
+	}
+	if opt.Lazy {
+		return newLazyGP(name, arms, opt, useDTC)
 	}
 	n, d := arms.Dims()
 	p := &GP{name: name, opt: opt, score: score, arms: n,
@@ -279,12 +322,25 @@ func NewEI(arms *mat.Dense, opt Options) (*GP, error) {
 func (p *GP) Name() string { return p.name }
 
 // Means returns the posterior mean of every arm (aliasing internal state).
-func (p *GP) Means() []float64 { return p.post.Means() }
+// With Options.Lazy it computes every arm's posterior (O(A m^2)).
+func (p *GP) Means() []float64 {
+	if p.lz != nil {
+		m, _ := p.lazyPosterior()
+		return m
+	}
+	return p.post.Means()
+}
 
 // Variances returns the posterior variance of every arm on the GP scale
 // (for BKB, lambda*sigma~^2). It allocates for BKB.
+// With Options.Lazy it computes every arm's posterior (O(A m^2)).
 func (p *GP) Variances() []float64 {
-	v := p.post.Variances()
+	var v []float64
+	if p.lz != nil {
+		_, v = p.lazyPosterior()
+	} else {
+		v = p.post.Variances()
+	}
 	if p.dtc == nil {
 		return v
 	}
@@ -295,7 +351,8 @@ func (p *GP) Variances() []float64 {
 	return out
 }
 
-// Posterior returns the underlying *gp.Exact or *gp.DTC.
+// Posterior returns the underlying *gp.Exact or *gp.DTC. With
+// Options.Lazy its candidates are the working set, not the arm set.
 func (p *GP) Posterior() any { return p.post }
 
 // Stats reports the policy's state.
@@ -310,6 +367,10 @@ func (p *GP) Stats() Stats {
 		s.DictionarySize = p.dtc.DictionarySize()
 		s.DictionaryChanges = p.dtc.DictionaryChanges()
 		s.SumVariance = p.dtc.EffectiveDimension()
+	}
+	s.RowsRead = p.reads
+	if p.lz != nil {
+		p.lz.stats(&s)
 	}
 	return s
 }
@@ -332,6 +393,17 @@ func (p *GP) Ask() (int, error) {
 	var arm int
 	if p.post.Len() == 0 && len(p.pending) == 0 {
 		arm = p.rng.IntN(p.arms)
+		if p.lz != nil && p.lz.win[arm] < 0 {
+			// Pending arms are in the working set.
+			if _, err := p.lz.add([]int{arm}); err != nil {
+				return -1, err
+			}
+		}
+	} else if p.lz != nil {
+		var err error
+		if arm, err = p.lazyAsk(); err != nil {
+			return -1, err
+		}
 	} else {
 		vars := p.post.Variances()
 		if len(p.pending) > 0 {
@@ -393,6 +465,10 @@ func (p *GP) Tell(arm int, y float64) error {
 			break
 		}
 	}
+	if p.lz != nil {
+		return p.lazyTell(arm, y)
+	}
+	p.reads += int64(p.arms)
 	if p.dtc == nil {
 		p.sumVar += p.post.Variances()[arm]
 	}

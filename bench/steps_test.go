@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -171,13 +170,6 @@ func stepProfile(t *testing.T, a, T int, ls float64, warm int) {
 	nu := p.(*bandit.GP).Posterior().(*gp.DTC).Numerics()
 	t.Logf("  peak heap in use beyond the arms %.0f MB, embedding %.0f MB (x%.2f); numerics %+v",
 		float64(peak-base)/1e6, emb/1e6, float64(peak-base)/emb, nu)
-}
-
-// cpuSeconds is the process's user plus system CPU time.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
 // TestStepPasses is the per-step pass-ratio experiment of issue 13 at

@@ -7,7 +7,7 @@
 // two random arms are told first and not counted in T, as the peer does.
 // It prints one JSON object with the same fields as the peer's.
 //
-// Usage: peerbkb -arms arms.csv -T 500 -seed 1 [-incremental] [-lengthscale 0.2] [-noise 0.1] [-qbar 2]
+// Usage: peerbkb -arms arms.csv -T 500 -seed 1 [-incremental] [-lazy] [-lengthscale 0.2] [-noise 0.1] [-qbar 2]
 package main
 
 import (
@@ -36,6 +36,7 @@ func main() {
 	T := flag.Int("T", 500, "steps")
 	seed := flag.Uint64("seed", 1, "seed")
 	inc := flag.Bool("incremental", false, "incremental (coupled-threshold) resampling instead of a fresh draw")
+	lazy := flag.Bool("lazy", false, "lazy UCB: read only the arms whose UCB bound reaches the best (bandit.Options.Lazy)")
 	after := flag.Bool("leverage-after", false, "inclusion probabilities from the variances after the newest observation")
 	ls := flag.Float64("lengthscale", 0.2, "RBF length scale")
 	noise := flag.Float64("noise", 0.1, "noise standard deviation (lambda = noise^2)")
@@ -53,7 +54,7 @@ func main() {
 		_ = pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(*path, *T, *seed, *inc, *after, *ls, *noise, *qbar, *fnorm, *delta); err != nil {
+	if err := run(*path, *T, *seed, *inc, *lazy, *after, *ls, *noise, *qbar, *fnorm, *delta); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "peerbkb:", err)
 		os.Exit(1)
@@ -66,7 +67,7 @@ func cpuSeconds() float64 {
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
-func run(path string, T int, seed uint64, inc, after bool, ls, noise, qbar, fnorm, delta float64) error {
+func run(path string, T int, seed uint64, inc, lazy, after bool, ls, noise, qbar, fnorm, delta float64) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -99,7 +100,7 @@ func run(path string, T int, seed uint64, inc, after bool, ls, noise, qbar, fnor
 	}
 	lambda := noise * noise
 	p, err := bandit.NewBKB(arms, bandit.Options{Kernel: kernel.RBF{LengthScale: ls}, Lambda: lambda,
-		Beta: acquisition.BatchBKB{F: fnorm, Delta: delta, Xi: noise}, Qbar: qbar, Incremental: inc, Seed: seed, PaperScale: true})
+		Beta: acquisition.BatchBKB{F: fnorm, Delta: delta, Xi: noise}, Qbar: qbar, Incremental: inc, Seed: seed, PaperScale: true, Lazy: lazy})
 	if err != nil {
 		return err
 	}
@@ -134,10 +135,13 @@ func run(path string, T int, seed uint64, inc, after bool, ls, noise, qbar, fnor
 	if inc {
 		mode = "incremental"
 	}
+	if lazy {
+		mode += "-lazy"
+	}
 	return json.NewEncoder(os.Stdout).Encode(map[string]any{
 		"peer": "bkb-go", "policy": "BKB-" + mode, "A": a, "T": T, "seed": seed,
 		"cum_regret": cum, "simple_regret": simple, "dict_size": st.DictionarySize, "changes": st.DictionaryChanges,
 		"seconds": el, "cpu_seconds": cpu, "ms_per_step": el * 1000 / float64(T), "curve_every_50": curve,
-		"variance_clamps": st.VarianceClamps, "numerics": g.Numerics(),
+		"variance_clamps": st.VarianceClamps, "rows_read_per_step": float64(st.RowsRead) / float64(T+2), "numerics": g.Numerics(),
 	})
 }

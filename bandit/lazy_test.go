@@ -1,0 +1,239 @@
+package bandit
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/bkb-go/bkb/acquisition"
+	"github.com/bkb-go/bkb/kernel"
+	"github.com/bkb-go/bkb/objectives"
+)
+
+// lazyProblem is an arm set in [0,1]^d and the standardized noise-free
+// values of a test function on its box there.
+func lazyProblem(t testing.TB, f *objectives.Function, n int, seed uint64) (*mat.Dense, []float64) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	arms := mat.NewDense(n, f.Dim, nil)
+	vals := make([]float64, n)
+	x := make([]float64, f.Dim)
+	for i := range n {
+		for j := range f.Dim {
+			u := rng.Float64()
+			arms.Set(i, j, u)
+			x[j] = f.Lower[j] + u*(f.Upper[j]-f.Lower[j])
+		}
+		vals[i] = -f.Value(x) // rewards: the functions are minimized
+	}
+	mean, sd := stat.MeanStdDev(vals, nil)
+	for i := range vals {
+		vals[i] = (vals[i] - mean) / sd
+	}
+	return arms, vals
+}
+
+// TestLazyGPUCBEqualsFullScan plays lazy GP-UCB and the full scan side by
+// side on the same rewards: every step they must ask for the same arm
+// (the full scan is the reference: the exact UCB of every arm).
+func TestLazyGPUCBEqualsFullScan(t *testing.T) {
+	t.Parallel()
+	steps := 2500
+	if testing.Short() {
+		steps = 700
+	}
+	cases := []struct {
+		name string
+		f    *objectives.Function
+		k    kernel.Kernel
+		beta float64
+		n    int
+	}{
+		{"branin/rbf0.2", objectives.Branin(), kernel.RBF{LengthScale: 0.2}, 2, 400},
+		{"hartmann3/matern2.5", objectives.Hartmann3(), kernel.Matern{Nu: 2.5, LengthScale: 0.3}, 2, 400},
+		{"hartmann6/rbf0.3", objectives.Hartmann6(), kernel.RBF{LengthScale: 0.3}, 1, 500},
+		{"ackley4/matern1.5", objectives.Ackley(4), kernel.Matern{Nu: 1.5, LengthScale: 0.25}, 3, 300},
+	}
+	for ci, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			arms, vals := lazyProblem(t, c.f, c.n, uint64(ci+1))
+			opt := Options{Kernel: c.k, Lambda: 0.01, Beta: acquisition.Constant(c.beta), Seed: uint64(ci + 3)}
+			full, err := NewGPUCB(arms, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opt.Lazy = true
+			lazy, err := NewGPUCB(arms, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			noise := rand.New(rand.NewPCG(uint64(ci), 11))
+			for s := 1; s <= steps; s++ {
+				a, err := full.Ask()
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := lazy.Ask()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a != b {
+					t.Fatalf("step %d: full scan asks for arm %d, lazy for %d", s, a, b)
+				}
+				y := vals[a] + 0.1*noise.NormFloat64()
+				if err := full.Tell(a, y); err != nil {
+					t.Fatal(err)
+				}
+				if err := lazy.Tell(a, y); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st := lazy.Stats()
+			t.Logf("%d steps, A=%d: rows read %.1f per step (%.1f%% of A), computed %d, working set %d",
+				steps, c.n, float64(st.RowsRead)/float64(steps), 100*float64(st.RowsRead)/float64(steps*c.n), st.RowsComputed, st.WorkingSet)
+		})
+	}
+}
+
+// TestLazyGPUCBPending: with batches (arms asked and not yet told) lazy
+// GP-UCB still asks for the full scan's arms; the bound covers the
+// conditional variances because conditioning only lowers them.
+func TestLazyGPUCBPending(t *testing.T) {
+	t.Parallel()
+	arms, vals := lazyProblem(t, objectives.Hartmann3(), 300, 9)
+	opt := Options{Kernel: kernel.RBF{LengthScale: 0.2}, Lambda: 0.01, Seed: 4}
+	full, _ := NewGPUCB(arms, opt)
+	opt.Lazy = true
+	lazy, _ := NewGPUCB(arms, opt)
+	noise := rand.New(rand.NewPCG(2, 3))
+	for round := 0; round < 60; round++ {
+		var batch []int
+		for k := 0; k < 3; k++ {
+			a, err := full.Ask()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := lazy.Ask()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a != b {
+				t.Fatalf("round %d ask %d: full scan %d, lazy %d", round, k, a, b)
+			}
+			batch = append(batch, a)
+		}
+		for _, a := range batch {
+			y := vals[a] + 0.1*noise.NormFloat64()
+			if err := full.Tell(a, y); err != nil {
+				t.Fatal(err)
+			}
+			if err := lazy.Tell(a, y); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestLazyBKB plays lazy BKB against the full scan with the debug check:
+// no arm may be above its bound, and the arms asked for are the same
+// while no bound is violated (both posteriors hold the same dictionary).
+func TestLazyBKB(t *testing.T) {
+	t.Parallel()
+	steps := 400
+	if testing.Short() {
+		steps = 150
+	}
+	for _, inc := range []bool{true, false} {
+		arms, vals := lazyProblem(t, objectives.Hartmann3(), 250, 5)
+		// lambda 0.1: points leave the dictionary, so the bound's
+		// measured part (dictionary changes) is exercised.
+		opt := Options{Kernel: kernel.RBF{LengthScale: 0.2}, Lambda: 0.1, Seed: 8, Incremental: inc}
+		full, _ := NewBKB(arms, opt)
+		opt.Lazy, opt.LazyCheck = true, true
+		lazy, _ := NewBKB(arms, opt)
+		noise := rand.New(rand.NewPCG(6, 3))
+		same := 0
+		var rf, rl float64
+		best := vals[0]
+		for _, v := range vals {
+			best = math.Max(best, v)
+		}
+		for s := 1; s <= steps; s++ {
+			a, err := full.Ask()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := lazy.Ask()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a == b {
+				same++
+			}
+			rf += best - vals[a]
+			rl += best - vals[b]
+			e := 0.1 * noise.NormFloat64()
+			if err := full.Tell(a, vals[a]+e); err != nil {
+				t.Fatal(err)
+			}
+			if err := lazy.Tell(b, vals[b]+e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st := lazy.Stats()
+		t.Logf("incremental %v: %d/%d asks the same; cumulative regret full %.1f, lazy %.1f; %d bound violations; rows read %.1f%% of A",
+			inc, same, steps, rf, rl, st.BoundViolations, 100*float64(st.RowsRead)/float64(steps*250))
+		if st.BoundViolations != 0 {
+			t.Errorf("incremental %v: %d arms above their lazy bound", inc, st.BoundViolations)
+		} else if same != steps {
+			t.Errorf("incremental %v: no bound violated, yet %d of %d asks differ", inc, steps-same, steps)
+		}
+	}
+}
+
+// TestLazyEliminate: elimination removes arms, never the best one on a
+// noise-free problem with a valid confidence width, and the run finds it.
+func TestLazyEliminate(t *testing.T) {
+	t.Parallel()
+	arms, vals := lazyProblem(t, objectives.Branin(), 400, 2)
+	bestArm := 0
+	for i, v := range vals {
+		if v > vals[bestArm] {
+			bestArm = i
+		}
+	}
+	opt := Options{Kernel: kernel.RBF{LengthScale: 0.2}, Lambda: 0.001, Seed: 1, Lazy: true, Eliminate: true}
+	p, err := NewGPUCB(arms, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for s := 0; s < 150; s++ {
+		a, err := p.Ask()
+		if err != nil {
+			t.Fatal(err)
+		}
+		found = found || a == bestArm
+		if err := p.Tell(a, vals[a]); err != nil {
+			t.Fatal(err)
+		}
+		if p.lz.dead[bestArm] {
+			t.Fatalf("step %d: the best arm was eliminated", s)
+		}
+	}
+	st := p.Stats()
+	t.Logf("eliminated %d of 400 arms; working set %d", st.ArmsEliminated, st.WorkingSet)
+	if st.ArmsEliminated == 0 || !found {
+		t.Errorf("eliminated %d arms, best arm found %v", st.ArmsEliminated, found)
+	}
+	if _, err := NewGPUCB(arms, Options{Eliminate: true}); err == nil {
+		t.Error("Eliminate without Lazy: no error")
+	}
+	if _, err := NewThompson(arms, Options{Lazy: true}, false); err == nil {
+		t.Error("Lazy Thompson sampling: no error")
+	}
+}
