@@ -62,16 +62,18 @@ func samePoint(a, b []float64) bool {
 // is whole (or replays), and the finished study asks exactly the points of
 // an uninterrupted run.
 func TestKillDuringSnapshot(t *testing.T) {
-	budget, kills := 90, 6
+	// Hartmann 6 makes snapshots of a few MB, whose writes last long
+	// enough for the poll below to see their temporary file.
+	budget, kills := 240, 6
 	if testing.Short() {
-		budget, kills = 70, 3
+		budget, kills = 160, 3
 	}
 	dir := t.TempDir()
 	args := func(path string, resume bool) []string {
 		if resume {
 			return []string{"optimize", "--study", path, "--resume", "--json", "--progress", "none"}
 		}
-		return []string{"optimize", "-f", "hartmann3", "-T", strconv.Itoa(budget), "--study", path, "--json", "--progress", "none"}
+		return []string{"optimize", "-f", "hartmann6", "-T", strconv.Itoa(budget), "--study", path, "--json", "--progress", "none"}
 	}
 	ref := filepath.Join(dir, "ref.jsonl")
 	if r := runBKB(t, nil, args(ref, false)...); r.code != 0 {
@@ -105,7 +107,7 @@ func TestKillDuringSnapshot(t *testing.T) {
 				hit = true
 				break
 			}
-			time.Sleep(200 * time.Microsecond)
+			time.Sleep(50 * time.Microsecond)
 		}
 		<-exited
 		if hit {
