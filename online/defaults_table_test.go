@@ -125,10 +125,20 @@ func TestDefaultsNearTunedKRR(t *testing.T) {
 	t.Log("\n| data | n | median width | mean MSE | best learner | MSE | exact KRR tuned (width, lambda) | MSE | best / KRR | worst learner / mean |\n|---|---:|---:|---:|---|---:|---|---:|---:|---:|\n" + strings.Join(table, "\n"))
 }
 
+// todayMSE is every learner's MSE on the streams of defaultStreams(0)
+// before per-input relevance (main at commit 9d8c788, the same figures as
+// the table of docs/online.md at c6b96e0): with relevance on by default no
+// learner may do more than 5% worse.
+var todayMSE = map[string]map[string]float64{
+	"housing": {},
+}
+
 // TestDefaultsBeatTheMeanFull (with -full): at the defaults of bkb regress,
 // every learner beats the running mean on the whole of every regression
-// file of ../shared/data and on 8000-row synthetic streams. It prints the
-// markdown rows of docs/online.md (MSE / mean MSE per learner).
+// file of ../shared/data and on 8000-row synthetic streams, and does at
+// most 5% worse than before per-input relevance (todayMSE). It prints the
+// markdown rows of docs/online.md (MSE / mean MSE per learner, then the
+// CPU seconds of the learners and of the relevance fits).
 //
 //	go test ./online -run DefaultsBeatTheMeanFull -full -v -timeout 60m
 func TestDefaultsBeatTheMeanFull(t *testing.T) {
@@ -158,9 +168,15 @@ func TestDefaultsBeatTheMeanFull(t *testing.T) {
 					t.Errorf("%s: %s MSE %.5f does not beat the running mean %.5f", name, r.Learner, r.Score, mean)
 					mark = " **x**"
 				}
+				if old, ok := todayMSE[name][r.Learner]; !ok {
+					t.Errorf("%s: no MSE of %s before relevance", name, r.Learner)
+				} else if r.Score > 1.05*old {
+					t.Errorf("%s: %s MSE %.5f is %.3f times its MSE before relevance (%.5f)", name, r.Learner, r.Score, r.Score/old, old)
+					mark += " **(+5%)**"
+				}
 				cells = append(cells, fmt.Sprintf("%.3f%s", r.Score/mean, mark))
 			}
-			cells = append(cells, fmt.Sprintf("%.1f", cpu))
+			cells = append(cells, fmt.Sprintf("%.1f", cpu), fmt.Sprintf("%.1f", exp.FitCPU))
 			table = append(table, "| "+strings.Join(cells, " | ")+" |")
 		})
 	}

@@ -41,9 +41,10 @@ func TestRegressARDFlag(t *testing.T) {
 		ard  bool
 	}{
 		{[]string{"--data", rel}, true},
+		{[]string{"--data", rel, "--ard", "off"}, false},
 		{[]string{"--data", rel, "--ard=off"}, false},
 		{[]string{"--data", toy}, false},
-		{[]string{"--data", toy, "--ard"}, true},
+		{[]string{"--data", toy, "--ard", "on"}, true},
 		{[]string{"--data", "elevators", "--n", "300"}, false},
 	}
 	for _, c := range cases {
