@@ -438,8 +438,8 @@ func writeRegress(w io.Writer, format string, exp *online.Experiment, rows []onl
 }
 
 // writeRelevance prints the relevance fit of the first order: the inputs
-// the relevance experts use, most relevant first, with their length scales,
-// then the names of the inputs they drop.
+// the fit finds relevant, most relevant first, with their length scales,
+// then the names of the others.
 func writeRelevance(w io.Writer, exp *online.Experiment) {
 	f := exp.Relevance
 	rel := f.Relevance()
@@ -460,6 +460,6 @@ func writeRelevance(w io.Writer, exp *online.Experiment) {
 		}
 	}
 	if len(dropped) > 0 {
-		fmt.Fprintf(w, "  not used (length scale over 3 times the input's range): %s\n", strings.Join(dropped, ", "))
+		fmt.Fprintf(w, "  nearly irrelevant (length scale over 3 times the input's range): %s\n", strings.Join(dropped, ", "))
 	}
 }

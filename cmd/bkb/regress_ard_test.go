@@ -62,8 +62,8 @@ func TestRegressARDFlag(t *testing.T) {
 	_, table, _ := strings.Cut(out, "Input relevance")
 	lines := strings.Split(strings.TrimSpace(table), "\n")
 	if len(lines) != 4 || !strings.HasPrefix(strings.TrimSpace(lines[1]), "speed") && !strings.HasPrefix(strings.TrimSpace(lines[1]), "load") ||
-		!strings.Contains(lines[3], "not used") || !strings.Contains(lines[3], "a, b, c, d") {
-		t.Errorf("want speed and load used, a, b, c, d not:\n%s", table)
+		!strings.Contains(lines[3], "nearly irrelevant") || !strings.Contains(lines[3], "a, b, c, d") {
+		t.Errorf("want speed and load relevant, a, b, c, d not:\n%s", table)
 	}
 	if code, _, errs := runRegressArgs(t, "--data", rel, "--ard=maybe"); code != exitUsage || !strings.Contains(errs, "--ard must be") {
 		t.Errorf("bad --ard: exit %d: %s", code, errs)
