@@ -196,3 +196,67 @@ func TestDefaultsBeatTheMeanFull(t *testing.T) {
 	}
 	t.Log("\n" + strings.Join(table, "\n"))
 }
+
+// todayMSE2000 is every learner's MSE on the first 2000 rows of the
+// streams of defaultStreams(2000) before per-input relevance (bkb regress
+// at commit 9d8c788, --n 2000).
+var todayMSE2000 = map[string]map[string]float64{
+	"housing":       {"mean": 0.04243, "fogd": 0.01631, "nogd": 0.01569, "aogd-ald": 0.01852, "nons-ald": 0.02420, "con-kons": 0.02594, "pkrr-nystrom": 0.01186, "pkrr-taylor(M=2)": 0.01240},
+	"mg":            {"mean": 0.06423, "fogd": 0.02455, "nogd": 0.02427, "aogd-ald": 0.02672, "nons-ald": 0.03207, "con-kons": 0.02680, "pkrr-nystrom": 0.02234, "pkrr-taylor(M=2)": 0.02379},
+	"parkinsons":    {"mean": 0.05080, "fogd": 0.01697, "nogd": 0.01621, "aogd-ald": 0.01749, "nons-ald": 0.02567, "con-kons": 0.02894, "pkrr-nystrom": 0.01074, "pkrr-taylor(M=2)": 0.03315},
+	"elevators":     {"mean": 0.01958, "fogd": 0.00670, "nogd": 0.00665, "aogd-ald": 0.00766, "nons-ald": 0.00750, "con-kons": 0.00978, "pkrr-nystrom": 0.00378, "pkrr-taylor(M=2)": 0.00412},
+	"bike":          {"mean": 0.04627, "fogd": 0.01563, "nogd": 0.01433, "aogd-ald": 0.01544, "nons-ald": 0.01730, "con-kons": 0.02008, "pkrr-nystrom": 0.00998, "pkrr-taylor(M=2)": 0.01056},
+	"protein":       {"mean": 0.06328, "fogd": 0.05010, "nogd": 0.04952, "aogd-ald": 0.04796, "nons-ald": 0.05371, "con-kons": 0.05251, "pkrr-nystrom": 0.04193, "pkrr-taylor(M=2)": 0.04708},
+	"friedman:d=8":  {"mean": 0.03250, "fogd": 0.00470, "nogd": 0.00422, "aogd-ald": 0.00471, "nons-ald": 0.00800, "con-kons": 0.00815, "pkrr-nystrom": 0.00163, "pkrr-taylor(M=2)": 0.00360},
+	"friedman:d=16": {"mean": 0.03283, "fogd": 0.00935, "nogd": 0.00859, "aogd-ald": 0.00891, "nons-ald": 0.01198, "con-kons": 0.01312, "pkrr-nystrom": 0.00502, "pkrr-taylor(M=2)": 0.00563},
+	"friedman:d=32": {"mean": 0.03313, "fogd": 0.01352, "nogd": 0.01192, "aogd-ald": 0.01174, "nons-ald": 0.01415, "con-kons": 0.01743, "pkrr-nystrom": 0.00824, "pkrr-taylor(M=2)": 0.00860},
+	"gp:d=8":        {"mean": 0.02188, "fogd": 0.00442, "nogd": 0.00411, "aogd-ald": 0.00518, "nons-ald": 0.00639, "con-kons": 0.00847, "pkrr-nystrom": 0.00244, "pkrr-taylor(M=2)": 0.00516},
+	"gp:d=16":       {"mean": 0.02039, "fogd": 0.00818, "nogd": 0.00753, "aogd-ald": 0.00777, "nons-ald": 0.00996, "con-kons": 0.01176, "pkrr-nystrom": 0.00496, "pkrr-taylor(M=2)": 0.00643},
+	"gp:d=32":       {"mean": 0.01882, "fogd": 0.00842, "nogd": 0.00765, "aogd-ald": 0.00735, "nons-ald": 0.00955, "con-kons": 0.01061, "pkrr-nystrom": 0.00568, "pkrr-taylor(M=2)": 0.00561},
+}
+
+// TestDefaultsNoWorseWithRelevance (with -full) checks on the first 2000
+// rows of every stream of defaultStreams that per-input relevance, on by
+// default, leaves no learner more than 5% worse than before
+// (todayMSE2000), and prints the rows of docs/online.md: MSE before / with
+// (ratio), the learners' CPU seconds and the relevance fits'.
+//
+//	go test ./online -run DefaultsNoWorseWithRelevance -full -v -timeout 60m
+func TestDefaultsNoWorseWithRelevance(t *testing.T) {
+	if !*full {
+		t.Skip("full run; use -full")
+	}
+	var table []string
+	for _, base := range defaultStreams(2000) {
+		name := streamName(base)
+		t.Run(name, func(t *testing.T) {
+			exp := base
+			rows, err := exp.Run(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cells := []string{name, fmt.Sprintf("%.5f", rows[0].Score)}
+			var cpu, worst float64
+			for _, r := range rows {
+				cpu += r.CPUSeconds
+				old, ok := todayMSE2000[name][r.Learner]
+				if !ok {
+					t.Errorf("%s: no MSE of %s before relevance", name, r.Learner)
+					continue
+				}
+				t.Logf("%s %s: %.5f, before %.5f (%.3f), %.2f cpu s; %s", name, r.Learner, r.Score, old, r.Score/old, r.CPUSeconds, r.Note)
+				if r.Learner == "mean" {
+					continue
+				}
+				worst = math.Max(worst, r.Score/old)
+				if r.Score > 1.05*old {
+					t.Errorf("%s: %s MSE %.5f is %.3f times its MSE before relevance (%.5f)", name, r.Learner, r.Score, r.Score/old, old)
+				}
+				cells = append(cells, fmt.Sprintf("%.5f / %.5f (%.2f)", old, r.Score, r.Score/old))
+			}
+			cells = append(cells, fmt.Sprintf("%.1f", cpu), fmt.Sprintf("%.1f", exp.FitCPU), fmt.Sprintf("%.3f", worst))
+			table = append(table, "| "+strings.Join(cells, " | ")+" |")
+		})
+	}
+	t.Log("\n" + strings.Join(table, "\n"))
+}
