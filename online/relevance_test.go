@@ -41,15 +41,16 @@ func predictions(t *testing.T, spec string, ds *Dataset, w float64) []float64 {
 // TestRelevancePrequential checks that the relevance learners are
 // prequential: the prediction of row s is the same whatever the target of
 // row s and the inputs and targets of every later row. The cut points
-// include the rounds just before, at and after the fits (rows 250 and
-// 500), where a fit that used its own row or the next one would show.
+// include the rounds just before, at and after the fits (rows 50, 100,
+// 400), where a fit that used its own row or the next one would show.
 // Each run has its own fit cache, so a cached fit cannot hide a leak.
 func TestRelevancePrequential(t *testing.T) {
 	t.Parallel()
-	// 560 rows: fits at 250 and 500; with -short 400 rows, one fit.
-	n, specs, cuts := 560, []string{"fogd", "aogd-ald", "pkrr-nystrom"}, []int{0, 1, 248, 249, 250, 251, 499, 500, 501}
+	// 560 rows: fits at 50, 100, 200 and 400; with -short 240 rows, fits
+	// at 50 and 100.
+	n, specs, cuts := 560, []string{"fogd", "aogd-ald", "pkrr-nystrom"}, []int{0, 1, 48, 49, 50, 51, 99, 100, 101, 399, 400, 401}
 	if testing.Short() {
-		n, specs, cuts = 400, specs[:2], cuts[:6]
+		n, specs, cuts = 240, specs[:2], cuts[:9]
 	}
 	ds, err := SyntheticSpec{Kind: "relevant", Dim: 6, K: 2}.Generate(n, 0.1, 3)
 	if err != nil {
@@ -89,12 +90,12 @@ func TestRelevancePrequential(t *testing.T) {
 }
 
 // TestRelevanceFindsTheInputs: the fit on the first 250 rows of relevance
-// streams keeps exactly the inputs that matter.
+// streams lists exactly the inputs that matter.
 func TestRelevanceFindsTheInputs(t *testing.T) {
 	t.Parallel()
 	for _, d := range []int{16, 32} {
 		spec := SyntheticSpec{Kind: "relevant", Dim: d, K: 3}
-		ds, err := spec.Generate(RelevanceWarmup, 0.1, 2)
+		ds, err := spec.Generate(250, 0.1, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +109,7 @@ func TestRelevanceFindsTheInputs(t *testing.T) {
 	}
 }
 
-// TestRelevanceSchedule: fits at 250, 500, 1000, 2000 rows, none when less
+// TestRelevanceSchedule: fits at 50, 100, ..., 1600 rows, none when less
 // than a tenth of the stream remains.
 func TestRelevanceSchedule(t *testing.T) {
 	var got []int
@@ -117,11 +118,11 @@ func TestRelevanceSchedule(t *testing.T) {
 			got = append(got, c)
 		}
 	}
-	if want := []int{250, 500, 1000, 2000}; !slices.Equal(got, want) {
+	if want := []int{50, 100, 200, 400, 800, 1600}; !slices.Equal(got, want) {
 		t.Errorf("fits at %v, want %v", got, want)
 	}
-	if relevanceSchedule(500, 540) || !relevanceSchedule(250, 540) {
-		t.Error("a fit with less than a tenth of the stream left, or none at 250 of 540")
+	if relevanceSchedule(400, 440) || !relevanceSchedule(200, 440) {
+		t.Error("a fit with less than a tenth of the stream left, or none at 200 of 440")
 	}
 }
 

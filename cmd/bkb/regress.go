@@ -55,7 +55,7 @@ the running mean plus their kernel part; every learner's dictionary is
 capped at --budget. On regression data with 5 or more inputs the mix also
 has experts on inputs rescaled by per-input length scales (--ard): an ARD
 Gaussian process fitted by marginal likelihood (Rasmussen and Williams
-2006) on the rows seen so far, at 250, 500, 1000 and 2000 rows, so that a
+2006) on the rows seen so far, at 50, 100, 200, ..., 1600 rows, so that a
 learner finds the few inputs that matter among many; the learned relevance
 of each input is printed after the table. The chosen width, scaling and
 budget are printed on stderr, with warnings for a constant target or a
@@ -117,7 +117,7 @@ func regressFlagSet(o *regressOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.BoolVar(&o.raw, "raw-features", false, "do not rescale features to [-1, 1]")
 	fs.StringVar(&o.mix, "width-mix", "auto", "select the kernel width online: every learner becomes an exponentially weighted mix of experts at width w/4, w/2, w, 2w (w: --kernel-width or the median distance); krr, kawv, pkawv-*, pkrr-* also mix lambda in {0.01, 0.1}; experts far behind the leader are dropped during the pass. auto: on for regression data without a paper's settings or --kernel-width; on (or plain --width-mix); off")
 	fs.Lookup("width-mix").NoOptDefVal = "on"
-	fs.StringVar(&o.ard, "ard", "auto", "per-input relevance: every regression learner's mix also gets experts on inputs rescaled by ARD length scales fitted by marginal likelihood on past rows (at rows 250, 500, 1000, 2000), and the learned relevances are printed. auto: on for regression data with 5 or more inputs and no paper's settings; on; off (--ard off): isotropic kernels only")
+	fs.StringVar(&o.ard, "ard", "auto", "per-input relevance: every regression learner's mix also gets experts on inputs rescaled by ARD length scales fitted by marginal likelihood on past rows (at rows 50, 100, 200, ..., 1600), and the learned relevances are printed. auto: on for regression data with 5 or more inputs and no paper's settings; on; off (--ard off): isotropic kernels only")
 	fs.BoolVar(&o.center, "center", true, "outside the papers' datasets, regression learners predict the running mean of past targets plus their kernel part")
 	fs.StringVar(&o.targets, "target-transform", "auto", "auto (exp for the named elevators dataset, whose stored targets are log Goal), exp or none")
 	fs.StringVar(&o.format, "format", "table", "output format: table, csv or markdown")
