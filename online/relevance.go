@@ -219,11 +219,11 @@ func (c *RelevanceFits) Fit(x []float64, y []float64, d, count int) (RelevanceFi
 // fitRelevance fits ARD length scales by marginal likelihood (no prior) on
 // at most RelevanceFitPoints of the first count rows. Inputs are divided by
 // their range and targets standardized, the scale gp/hyper's bounds are
-// stated on. The first fit starts from the best isotropic point of a small
+// stated on. Every fit starts from the best isotropic point of a small
 // grid (the default start of hyper.Fit, length scale 0.3 of the unit box
 // in every input, makes the kernel matrix nearly diagonal in 64
-// dimensions, where the likelihood is flat); a refit starts from the
-// previous fit.
+// dimensions, where the likelihood is flat); a refit also from the
+// previous fit, and keeps the better of the two.
 func fitRelevance(x, y []float64, d, count int, seed uint64, prev *RelevanceFit) (RelevanceFit, error) {
 	start := time.Now()
 	cpu0, cpuOK := processCPU()
@@ -267,44 +267,55 @@ func fitRelevance(x, y []float64, d, count int, seed uint64, prev *RelevanceFit)
 	if !(sd > 0) {
 		return RelevanceFit{}, errors.New("online: relevance fit: the targets seen so far are constant")
 	}
-	var init hyper.Params
-	if prev != nil {
-		init = hyper.Params{LengthScales: make([]float64, d), SignalVariance: prev.SignalVariance, NoiseVariance: prev.NoiseVariance}
-		for j, l := range prev.LengthScales {
-			init.LengthScales[j] = l / unit[j]
-		}
-	} else {
-		// The median distance of the rescaled inputs times a few factors,
-		// and a few noise levels: 12 evaluations of the likelihood.
-		med := medianRowDistance(xs, 200)
-		if !(med > 0) {
-			med = 1
-		}
-		best := math.Inf(-1)
-		for _, f := range []float64{0.25, 0.5, 1, 2} {
-			for _, nv := range []float64{0.01, 0.1, 0.5} {
-				p := hyper.Params{LengthScales: make([]float64, d), SignalVariance: 1, NoiseVariance: nv}
-				for j := range p.LengthScales {
-					p.LengthScales[j] = f * med
-				}
-				if l, _, err := hyper.LogMarginal(xs, ys, p); err == nil && l > best {
-					init, best = p, l
-				}
+	// The isotropic start: the median distance of the rescaled inputs times
+	// a few factors, and a few noise levels (12 evaluations of the
+	// likelihood).
+	med := medianRowDistance(xs, 200)
+	if !(med > 0) {
+		med = 1
+	}
+	var iso hyper.Params
+	best := math.Inf(-1)
+	for _, f := range []float64{0.25, 0.5, 1, 2} {
+		for _, nv := range []float64{0.01, 0.1, 0.5} {
+			p := hyper.Params{LengthScales: make([]float64, d), SignalVariance: 1, NoiseVariance: nv}
+			for j := range p.LengthScales {
+				p.LengthScales[j] = f * med
+			}
+			if l, _, err := hyper.LogMarginal(xs, ys, p); err == nil && l > best {
+				iso, best = p, l
 			}
 		}
-		if math.IsInf(best, -1) {
-			return RelevanceFit{}, errors.New("online: relevance fit: no isotropic starting point could be factorized")
+	}
+	if math.IsInf(best, -1) {
+		return RelevanceFit{}, errors.New("online: relevance fit: no isotropic starting point could be factorized")
+	}
+	starts := []hyper.Params{iso}
+	if prev != nil {
+		// A refit also starts from the previous fit. It does not replace
+		// the isotropic start: a first fit on few rows of many inputs can
+		// end isotropic (50 rows of 32 inputs did), and a refit started
+		// only there would stay there.
+		warm := hyper.Params{LengthScales: make([]float64, d), SignalVariance: prev.SignalVariance, NoiseVariance: prev.NoiseVariance}
+		for j, l := range prev.LengthScales {
+			warm.LengthScales[j] = l / unit[j]
+		}
+		starts = append(starts, warm)
+	}
+	var res hyper.Result
+	evals := 12
+	for i := range starts {
+		r, err := hyper.Fit(xs, ys, hyper.Options{Init: &starts[i], Starts: 1, Screen: -1, NoPrior: true, MaxPoints: m, Seed: seed})
+		if err != nil {
+			return RelevanceFit{}, fmt.Errorf("online: relevance fit on %d rows: %w", count, err)
+		}
+		evals += r.Evaluations
+		if i == 0 || r.LogMarginal > res.LogMarginal {
+			res = r
 		}
 	}
-	res, err := hyper.Fit(xs, ys, hyper.Options{Init: &init, Starts: 1, Screen: -1, NoPrior: true, MaxPoints: m, Seed: seed})
-	if err != nil {
-		return RelevanceFit{}, fmt.Errorf("online: relevance fit on %d rows: %w", count, err)
-	}
 	fit := RelevanceFit{Rows: count, Points: m, LengthScales: make([]float64, d), Range: rng,
-		SignalVariance: res.SignalVariance, NoiseVariance: res.NoiseVariance, Evaluations: res.Evaluations + 12}
-	if prev != nil {
-		fit.Evaluations -= 12
-	}
+		SignalVariance: res.SignalVariance, NoiseVariance: res.NoiseVariance, Evaluations: evals}
 	for j, l := range res.LengthScales {
 		fit.LengthScales[j] = l * unit[j]
 	}
