@@ -422,7 +422,7 @@ func (e *Experiment) Validate() error {
 			}
 		}
 	default:
-		return fmt.Errorf("online: unknown stream %q (want synthetic:<objective>, synthetic:friedman:d=D, synthetic:gp:d=D, sim000 or blocks003)", e.Stream)
+		return fmt.Errorf("online: unknown stream %q (want synthetic:<objective>, synthetic:friedman:d=D, synthetic:gp:d=D, synthetic:relevant:d=D:k=K, sim000 or blocks003)", e.Stream)
 	}
 	for _, l := range e.Learners {
 		if _, err := Build(l, Setting{Dim: 2, N: 100, Width: 1}); err != nil {

@@ -102,7 +102,7 @@ func regressFlagSet(o *regressOptions, stderr io.Writer) *pflag.FlagSet {
 	}
 	fs.StringVar(&o.data, "data", "elevators", "dataset name (resolved as <data-dir>/<name>.csv.gz) or CSV path (gzip or plain, no header, target last); german for blocks003")
 	fs.StringVar(&o.dataDir, "data-dir", "", "directory of the named datasets (default: ../shared/data, then the copies of elevators and german built into bkb)")
-	fs.StringVar(&o.stream, "stream", "", "stream: empty (the dataset), synthetic:<objective>, synthetic:friedman:d=D, synthetic:gp:d=D, sim000 or blocks003[:b=500][:r=10]")
+	fs.StringVar(&o.stream, "stream", "", "stream: empty (the dataset), synthetic:<objective>, synthetic:friedman:d=D, synthetic:gp:d=D, synthetic:relevant:d=D:k=K, sim000 or blocks003[:b=500][:r=10]")
 	fs.StringVar(&o.learners, "learners", "", `comma-separated learner specs, or "all" (default: the paper's table for the dataset)`)
 	fs.IntVar(&o.orders, "orders", 1, "number of random orders (seeds seed, seed+1, ...); the tables report mean and std")
 	fs.Uint64Var(&o.seed, "seed", 1, "base seed of the orders, the learners' randomness and synthetic streams")
