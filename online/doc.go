@@ -33,8 +33,10 @@
 //   - RunningMean: the baseline every learner must beat.
 //
 // Wrappers: Centered (running mean plus the learner, learned on the
-// residuals) and WidthMix (online selection of the kernel width by
-// exponential weights over a grid). Experiment applies the papers'
+// residuals), WidthMix (online selection of the kernel width by
+// exponential weights over a grid) and Relevance (relevance experts in the
+// mix, on inputs rescaled by per-input length scales fitted by marginal
+// likelihood with package gp/hyper on past rows only; Setting.ARD). Experiment applies the papers'
 // settings only to their named datasets; other data gets defaults chosen
 // from the data (for regression a WidthMix over widths around the median
 // distance and two ridges, for classification the median distance; robust

@@ -202,9 +202,22 @@ type Experiment struct {
 	// regression stream that gets the generic defaults (no paper dataset,
 	// no --kernel-width); WidthMix forces it on anywhere, NoWidthMix off.
 	WidthMix, NoWidthMix bool
+	// ARD is "auto" (or ""), "on" or "off": per-input relevance for the
+	// regression learners, relevance experts in the mix (see Relevance).
+	// auto turns it on for a regression stream that gets the generic
+	// defaults and has at least ARDMinInputs inputs; never for a paper
+	// dataset unless "on".
+	ARD string
 
 	// KernelWidth is the width Run used (the center of the mix's grid).
 	KernelWidth float64
+	// Relevance is the last relevance fit of the first order (nil when
+	// relevance is off or no fit was due), InputNames the inputs' names
+	// (the CSV header, else x1, x2, ...), and FitCPU the CPU seconds of
+	// all relevance fits over all orders (not in any learner's time).
+	Relevance  *RelevanceFit
+	InputNames []string
+	FitCPU     float64
 
 	// Notes (what was chosen: width, task, target scaling, budget) and
 	// Warnings (degenerate inputs) are filled by Run.
@@ -392,6 +405,11 @@ func (e *Experiment) Validate() error {
 			return err
 		}
 	}
+	switch e.ARD {
+	case "", "auto", "on", "off":
+	default:
+		return fmt.Errorf("online: unknown ARD setting %q (want auto, on or off)", e.ARD)
+	}
 	switch {
 	case e.Stream == "", e.Stream == "sim000", strings.HasPrefix(e.Stream, "blocks003"):
 	case strings.HasPrefix(e.Stream, "synthetic:"):
@@ -404,7 +422,7 @@ func (e *Experiment) Validate() error {
 			}
 		}
 	default:
-		return fmt.Errorf("online: unknown stream %q (want synthetic:<objective>, synthetic:friedman:d=D, synthetic:gp:d=D, sim000 or blocks003)", e.Stream)
+		return fmt.Errorf("online: unknown stream %q (want synthetic:<objective>, synthetic:friedman:d=D, synthetic:gp:d=D, synthetic:relevant:d=D:k=K, sim000 or blocks003)", e.Stream)
 	}
 	for _, l := range e.Learners {
 		if _, err := Build(l, Setting{Dim: 2, N: 100, Width: 1}); err != nil {
@@ -420,6 +438,7 @@ func (e *Experiment) Validate() error {
 // that finished every order, with the error.
 func (e *Experiment) Run(ctx context.Context, progress func(learner string, order, done, total int)) ([]Row, error) {
 	e.Notes, e.Warnings = nil, nil
+	e.Relevance, e.InputNames, e.FitCPU = nil, nil, 0
 	if err := e.Validate(); err != nil {
 		return nil, err
 	}
@@ -465,6 +484,24 @@ func (e *Experiment) Run(ctx context.Context, progress func(learner string, orde
 			widths[0], widths[1], widths[2], widths[3], MixLambdas, float64(PruneNats))
 	}
 	e.KernelWidth = width
+	ard := e.ARD == "on" || (e.ARD == "" || e.ARD == "auto") && !paper && ds != nil && ds.Task == Regression && ds.D >= ARDMinInputs
+	if ard && (ds == nil || ds.Task != Regression) {
+		ard = false
+		e.warnf("--ard on applies to regression streams only; off here")
+	}
+	var fits []*RelevanceFits
+	if ard {
+		e.InputNames = inputNames(ds)
+		for o := range orders {
+			f, err := e.prefit(ctx, ds, e.Seed+uint64(o))
+			if err != nil {
+				return nil, err
+			}
+			fits = append(fits, f)
+		}
+		e.notef("per-input relevance: every regression learner's mix also has experts at %v times length scales fitted by marginal likelihood (ARD) on the rows seen so far (at rows %s; up to %d rows each), on inputs rescaled by them; %.1f CPU s of fits (--ard off for isotropic kernels only)",
+			ARDWidthFactors, fitCounts(fits[0]), RelevanceFitPoints, e.FitCPU)
+	}
 	learners := e.Learners
 	if len(learners) == 0 {
 		learners = def.Learners
@@ -511,6 +548,9 @@ func (e *Experiment) Run(ctx context.Context, progress func(learner string, orde
 			}
 			set := Setting{Dim: stream.Dim(), N: stream.Len(), Task: stream.Task(), Width: width, Seed: seed, Profile: prof,
 				Budget: budget, CapAll: capAll, Center: center, Widths: widths, Lambda: lambda}
+			if fits != nil {
+				set.ARD = fits[o]
+			}
 			l, err := Build(spec, set)
 			if err != nil {
 				return rows, err
@@ -561,10 +601,74 @@ func (e *Experiment) Run(ctx context.Context, progress func(learner string, orde
 	return rows, nil
 }
 
+// prefit computes the relevance fits of order seed's stream at the
+// scheduled counts (each on the rows before it, as the learners would),
+// so that no learner's time includes them.
+func (e *Experiment) prefit(ctx context.Context, ds *Dataset, seed uint64) (*RelevanceFits, error) {
+	fits := NewRelevanceFits(seed)
+	stream, _, err := e.stream(ds, seed, "", e.KernelWidth, "")
+	if err != nil {
+		return nil, err
+	}
+	n, d := stream.Len(), stream.Dim()
+	var x, y []float64
+	for count := 1; count <= min(n, RelevanceLastFit); count++ {
+		xt, yt, ok := stream.Next()
+		if !ok {
+			break
+		}
+		x, y = append(x, xt...), append(y, yt)
+		if !relevanceSchedule(count, n) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		f, err := fits.Fit(x, y, d, count)
+		if err != nil {
+			e.warnf("relevance fit on rows 1-%d failed (%v): the relevance experts keep the previous fit", count, err)
+			continue
+		}
+		e.FitCPU += f.CPU.Seconds()
+		if seed == e.Seed {
+			e.Relevance = &f
+		}
+	}
+	return fits, nil
+}
+
+// fitCounts lists the row counts of the fits, "250, 500, 1000".
+func fitCounts(f *RelevanceFits) string {
+	var s []string
+	for _, fit := range f.Fits() {
+		s = append(s, strconv.Itoa(fit.Rows))
+	}
+	if len(s) == 0 {
+		return "none: the stream is too short"
+	}
+	return strings.Join(s, ", ")
+}
+
+// inputNames returns the names of ds's inputs: its header, or x1, x2, ...
+func inputNames(ds *Dataset) []string {
+	names := make([]string, ds.D)
+	for j := range names {
+		if len(ds.Header) > j && ds.Header[j] != "" {
+			names[j] = ds.Header[j]
+		} else {
+			names[j] = "x" + strconv.Itoa(j+1)
+		}
+	}
+	return names
+}
+
 // inner strips the spec name and centering of a built learner.
 func inner(l Learner) Learner {
 	if n, ok := l.(named); ok {
 		l = n.Learner
+	}
+	if r, ok := l.(*Relevance); ok {
+		l = r.Learner
 	}
 	if c, ok := l.(*Centered); ok {
 		l = c.Learner

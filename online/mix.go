@@ -33,6 +33,7 @@ type WidthMix struct {
 	experts []Learner
 	widths  []float64
 	lambdas []float64 // the experts' ridges, when the mix is also over lambda
+	ard     []bool    // relevance experts (their width is a factor of the fitted length scales)
 	loss    []float64
 	eta     float64
 	task    Task
@@ -170,6 +171,9 @@ func (m *WidthMix) Learn(x []float64, y float64) error {
 		}
 		for i, l := range m.loss {
 			if m.active[i] && eta*(l-lo) > m.prune && m.recent[i] >= m.recent[lead] {
+				if d, ok := m.experts[i].(interface{ drop() }); ok {
+					d.drop()
+				}
 				m.active[i], m.experts[i] = false, nil
 				m.pruned++
 			}
@@ -218,7 +222,11 @@ func (m *WidthMix) Chosen() string {
 		if p > m.p[best] {
 			best = i
 		}
-		fmt.Fprintf(&b, " %s", strconv.FormatFloat(m.widths[i], 'g', 3, 64))
+		if m.isARD(i) {
+			fmt.Fprintf(&b, " ard*%s", strconv.FormatFloat(m.widths[i], 'g', 3, 64))
+		} else {
+			fmt.Fprintf(&b, " %s", strconv.FormatFloat(m.widths[i], 'g', 3, 64))
+		}
 		if len(m.lambdas) > 0 {
 			fmt.Fprintf(&b, "/%g", m.lambdas[i])
 		}
@@ -228,11 +236,21 @@ func (m *WidthMix) Chosen() string {
 		}
 		fmt.Fprintf(&b, ":%.2f", p)
 	}
-	if len(m.lambdas) > 0 {
-		return fmt.Sprintf("mix of %d widths x lambdas: width %.3g, lambda %g (p%s)", len(m.experts), m.widths[best], m.lambdas[best], b.String())
+	what, lead := "widths", strconv.FormatFloat(m.widths[best], 'g', 3, 64)
+	if m.ard != nil {
+		what = "isotropic and relevance (ard*f: f times the fitted length scales) widths"
+		if m.isARD(best) {
+			lead = "ard*" + lead
+		}
 	}
-	return fmt.Sprintf("mix of %d widths: width %.3g (p%s)", len(m.experts), m.widths[best], b.String())
+	if len(m.lambdas) > 0 {
+		return fmt.Sprintf("mix of %d %s x lambdas: width %s, lambda %g (p%s)", len(m.experts), what, lead, m.lambdas[best], b.String())
+	}
+	return fmt.Sprintf("mix of %d %s: width %s (p%s)", len(m.experts), what, lead, b.String())
 }
+
+// isARD reports whether expert i is a relevance expert.
+func (m *WidthMix) isARD(i int) bool { return m.ard != nil && m.ard[i] }
 
 // WidthGrid returns the grid w * 2^k, k = -2..1 (4 widths around w, the
 // median distance), that bkb regress mixes with --width-mix.

@@ -55,6 +55,11 @@ type Setting struct {
 	// Widths, when it has more than one entry, makes Build return a
 	// WidthMix of the learner at each width (unless the spec sets width).
 	Widths []float64
+	// ARD, when not nil, adds relevance experts to the mix of a regression
+	// learner (see Relevance, ARDWidthFactors); their fits are shared
+	// through ARD by every learner run on the same stream order. Width is
+	// then the center of the width grid.
+	ARD *RelevanceFits
 }
 
 func (s Setting) lambda() float64 {
@@ -199,7 +204,7 @@ func Build(spec string, s Setting) (Learner, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := p.kv["width"]; len(s.Widths) > 1 && !ok && p.name != "mean" {
+	if _, ok := p.kv["width"]; (len(s.Widths) > 1 || s.ARD != nil && s.Task == Regression) && !ok && p.name != "mean" {
 		return buildMix(spec, p, s)
 	}
 	width, err := p.float("width", s.Width)
@@ -432,18 +437,28 @@ var ridgeLearners = map[string]bool{"krr": true, "kawv": true, "pkrr-taylor": tr
 var MixLambdas = []float64{0.01, 0.1}
 
 // buildMix builds the WidthMix of spec over s.Widths (and MixLambdas for
-// a ridge learner), centered like a single learner.
+// a ridge learner), centered like a single learner. With s.ARD it adds a
+// relevance expert per ARDWidthFactors (and ridge) and returns the mix
+// wrapped in a Relevance.
 func buildMix(spec string, p *params, s Setting) (Learner, error) {
 	sub := s
-	sub.Widths, sub.Center = nil, false
+	sub.Widths, sub.Center, sub.ARD = nil, false, nil
+	grid := s.Widths
+	if len(grid) == 0 {
+		grid = []float64{s.Width}
+	}
 	lambdas := []float64{0}
 	if _, ok := p.kv["lambda"]; ridgeLearners[p.name] && !ok {
 		lambdas = MixLambdas
+		if len(grid) == 1 {
+			lambdas = []float64{s.lambda()}
+		}
 	}
 	var experts []Learner
-	var widths []float64
+	var widths, lams []float64
+	var ard []bool
 	for _, lam := range lambdas {
-		for _, w := range s.Widths {
+		for _, w := range grid {
 			sub.Width = w
 			if lam > 0 {
 				sub.Lambda = lam
@@ -453,7 +468,35 @@ func buildMix(spec string, p *params, s Setting) (Learner, error) {
 				return nil, err
 			}
 			experts = append(experts, e)
-			widths = append(widths, w)
+			widths, lams, ard = append(widths, w), append(lams, lam), append(ard, false)
+		}
+	}
+	var tr *relevanceTracker
+	if s.ARD != nil && s.Task == Regression {
+		tr = &relevanceTracker{fits: s.ARD, d: s.Dim, n: s.N}
+		for _, lam := range lambdas {
+			for _, f := range ARDWidthFactors {
+				iso := sub
+				iso.Width = f * s.Width
+				if lam > 0 {
+					iso.Lambda = lam
+				}
+				first, err := Build(spec, iso)
+				if err != nil {
+					return nil, err
+				}
+				e := &relevanceExpert{Learner: first, factor: f, d: s.Dim, history: true}
+				scaled := iso
+				scaled.Width = f
+				e.build = func() (Learner, error) {
+					set := scaled
+					set.Dim = e.dim()
+					return Build(spec, set)
+				}
+				tr.experts = append(tr.experts, e)
+				experts = append(experts, e)
+				widths, lams, ard = append(widths, f), append(lams, lam), append(ard, true)
+			}
 		}
 	}
 	var l Learner
@@ -461,16 +504,18 @@ func buildMix(spec string, p *params, s Setting) (Learner, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(lambdas) > 1 {
-		m := l.(*WidthMix)
-		for _, lam := range lambdas {
-			for range s.Widths {
-				m.lambdas = append(m.lambdas, lam)
-			}
-		}
+	m := l.(*WidthMix)
+	if len(MixLambdas) > 0 && len(lambdas) > 1 {
+		m.lambdas = lams
+	}
+	if tr != nil {
+		m.ard = ard
 	}
 	if s.Center && s.Task == Regression {
 		l = &Centered{Learner: l}
+	}
+	if tr != nil {
+		l = &Relevance{Learner: l, tr: tr}
 	}
 	return l, nil
 }
@@ -533,6 +578,9 @@ func (n named) Name() string { return n.name }
 func Unwrap(l Learner) Learner {
 	if n, ok := l.(named); ok {
 		l = n.Learner
+	}
+	if r, ok := l.(*Relevance); ok {
+		l = r.Learner
 	}
 	if c, ok := l.(*Centered); ok {
 		l = c.Learner

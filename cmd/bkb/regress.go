@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,7 +34,8 @@ next to the paper's figure where the papers report one.
 Streams: a CSV dataset (--data: a file, or the name of one of the papers'
 datasets, read from ../shared/data; elevators and german are built in);
 synthetic:friedman:d=D and synthetic:gp:d=D (Friedman's function #1 and a
-GP-prior sample in D dimensions); synthetic:<objective> (x uniform over a
+GP-prior sample in D dimensions), synthetic:relevant:d=D:k=K (a GP-prior
+sample on K of D inputs); synthetic:<objective> (x uniform over a
 built-in objective's box, y = f(x) + noise); sim000 (Jézéquel et al.'s (NeurIPS 2019) greedy
 adversary, n = 80, d = 5, with the regret against the best kernel
 predictor); and blocks003[:b=500][:r=10] (Wen et al.'s (IJCAI 2024) block streams on
@@ -49,8 +52,14 @@ robustly (targets beyond 10 IQR of the quartiles are clipped, and
 reported); the task is binary classification when the targets take two
 integer values (0/1, -1/+1; --task overrides); regression learners predict
 the running mean plus their kernel part; every learner's dictionary is
-capped at --dict-budget. The chosen width, scaling and budget are printed on
-stderr, with warnings for a constant target or a very short stream.
+capped at --dict-budget. On regression data with 5 or more inputs the mix also
+has experts on inputs rescaled by per-input length scales (--ard): an ARD
+Gaussian process fitted by marginal likelihood (Rasmussen and Williams
+2006) on the rows seen so far, at 50, 100, 200, ..., 1600 rows, so that a
+learner finds the few inputs that matter among many; the learned relevance
+of each input is printed after the table. The chosen width, scaling and
+budget are printed on stderr, with warnings for a constant target or a
+very short stream.
 
 Learners (--learners, comma-separated, or "all"): mean (the running mean,
 the baseline), krr, kawv, pkawv-taylor, pkrr-taylor, pkawv-nystrom,
@@ -81,7 +90,7 @@ type regressOptions struct {
 	seed                                                                uint64
 	width, noise                                                        float64
 	raw, center                                                         bool
-	mix                                                                 string
+	mix, ard                                                            string
 }
 
 func regressFlagSet(o *regressOptions, stderr io.Writer) *pflag.FlagSet {
@@ -93,7 +102,7 @@ func regressFlagSet(o *regressOptions, stderr io.Writer) *pflag.FlagSet {
 	}
 	fs.StringVar(&o.data, "data", "elevators", "dataset name (resolved as <data-dir>/<name>.csv.gz) or CSV path (gzip or plain, no header, target last); german for blocks003")
 	fs.StringVar(&o.dataDir, "data-dir", "", "directory of the named datasets (default: ../shared/data, then the copies of elevators and german built into bkb)")
-	fs.StringVar(&o.stream, "stream", "", "stream: empty (the dataset), synthetic:<objective>, synthetic:friedman:d=D, synthetic:gp:d=D, sim000 or blocks003[:b=500][:r=10]")
+	fs.StringVar(&o.stream, "stream", "", "stream: empty (the dataset), synthetic:<objective>, synthetic:friedman:d=D, synthetic:gp:d=D, synthetic:relevant:d=D:k=K, sim000 or blocks003[:b=500][:r=10]")
 	fs.StringVar(&o.learners, "learners", "", `comma-separated learner specs, or "all" (default: the paper's table for the dataset)`)
 	fs.IntVar(&o.orders, "orders", 1, "number of random orders (seeds seed, seed+1, ...); the tables report mean and std")
 	fs.Uint64Var(&o.seed, "seed", 1, "base seed of the orders, the learners' randomness and synthetic streams")
@@ -112,6 +121,7 @@ func regressFlagSet(o *regressOptions, stderr io.Writer) *pflag.FlagSet {
 	fs.BoolVar(&o.raw, "raw-features", false, "do not rescale features to [-1, 1]")
 	fs.StringVar(&o.mix, "width-mix", "auto", "select the kernel width online: every learner becomes an exponentially weighted mix of experts at width w/4, w/2, w, 2w (w: --kernel-width or the median distance); krr, kawv, pkawv-*, pkrr-* also mix lambda in {0.01, 0.1}; experts far behind the leader are dropped during the pass. auto: on for regression data without a paper's settings or --kernel-width; on (or plain --width-mix); off")
 	fs.Lookup("width-mix").NoOptDefVal = "on"
+	fs.StringVar(&o.ard, "ard", "auto", "per-input relevance: every regression learner's mix also gets experts on inputs rescaled by ARD length scales fitted by marginal likelihood on past rows (at rows 50, 100, 200, ..., 1600), and the learned relevances are printed. auto: on for regression data with 5 or more inputs and no paper's settings; on; off (--ard off): isotropic kernels only")
 	fs.BoolVar(&o.center, "center", true, "outside the papers' datasets, regression learners predict the running mean of past targets plus their kernel part")
 	fs.StringVar(&o.targets, "target-transform", "auto", "auto (exp for the named elevators dataset, whose stored targets are log Goal), exp or none")
 	fs.StringVar(&o.format, "format", "table", "output format: table, csv or markdown")
@@ -183,6 +193,13 @@ func runRegress(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "bkb: regress: %v\n", err)
 		return exitFailure
 	}
+	if exp.Relevance != nil {
+		w := stdout
+		if o.format == "csv" {
+			w = stderr // stdout is one CSV table
+		}
+		writeRelevance(w, exp)
+	}
 	if o.csvPath != "" {
 		if err := writeRegressCSVFile(o.csvPath, exp, rows); err != nil {
 			fmt.Fprintf(stderr, "bkb: regress: %v\n", err)
@@ -211,6 +228,11 @@ func (o *regressOptions) experiment() (*online.Experiment, error) {
 	case "auto", "on", "off":
 	default:
 		return nil, fmt.Errorf("--width-mix must be auto, on or off, got %q", o.mix)
+	}
+	switch o.ard {
+	case "auto", "on", "off":
+	default:
+		return nil, fmt.Errorf("--ard must be auto, on or off, got %q", o.ard)
 	}
 	switch o.progress {
 	case "auto", "lines", "none":
@@ -264,6 +286,7 @@ func (o *regressOptions) experiment() (*online.Experiment, error) {
 		Data: o.data, DataDir: o.dataDir, Stream: s, Learners: learners, Orders: o.orders,
 		Seed: o.seed, N: o.n, Width: o.width, Profile: online.Profile(o.profile), Noise: o.noise,
 		RawFeatures: o.raw, TargetTransform: o.targets, Task: o.task, Budget: o.budget, NoCenter: !o.center, WidthMix: o.mix == "on", NoWidthMix: o.mix == "off",
+		ARD: o.ard,
 	}
 	// Check the stream, objective and every learner spec before a long run
 	// starts: these are usage errors (exit 2).
@@ -416,4 +439,31 @@ func writeRegress(w io.Writer, format string, exp *online.Experiment, rows []onl
 		return err
 	}
 	return t.Render()
+}
+
+// writeRelevance prints the relevance fit of the first order: the inputs
+// the fit finds relevant, most relevant first, with their length scales,
+// then the names of the others.
+func writeRelevance(w io.Writer, exp *online.Experiment) {
+	f := exp.Relevance
+	rel := f.Relevance()
+	keep := f.Relevant()
+	slices.SortStableFunc(keep, func(a, b int) int { return cmp.Compare(rel[b], rel[a]) })
+	fmt.Fprintf(w, "\nInput relevance, 1/length scale of the ARD fit by marginal likelihood on rows 1-%d of order 1 (%d of them; inputs as the learners see them, scaled to [-1, 1] unless --raw-features):\n", f.Rows, f.Points)
+	width := 0
+	for _, j := range keep {
+		width = max(width, len(exp.InputNames[j]))
+	}
+	for _, j := range keep {
+		fmt.Fprintf(w, "  %-*s  relevance %8.4g  length scale %8.4g\n", width, exp.InputNames[j], rel[j], f.LengthScales[j])
+	}
+	var dropped []string
+	for j, r := range rel {
+		if r == 0 {
+			dropped = append(dropped, exp.InputNames[j])
+		}
+	}
+	if len(dropped) > 0 {
+		fmt.Fprintf(w, "  nearly irrelevant (length scale over 3 times the input's range): %s\n", strings.Join(dropped, ", "))
+	}
 }
