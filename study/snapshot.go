@@ -425,11 +425,10 @@ func (s *Study) notify(format string, args ...any) {
 // number of records it covers, or nil and 0 when there is no usable
 // snapshot (with a note saying why, unless there is none at all).
 func (s *Study) restore(ctx context.Context) (*engine, int) {
-	sn, ok := s.st.(storage.Snapshots)
-	if !ok || !s.cfg.grows() {
-		return nil, 0
+	snap, err := s.preloaded, s.preloadErr
+	if !s.preloadDone {
+		snap, err = s.loadSnapshot(ctx)
 	}
-	snap, err := sn.LoadSnapshot(ctx, s.name, true)
 	if errors.Is(err, storage.ErrNoSnapshot) {
 		return nil, 0
 	}
@@ -504,4 +503,28 @@ func (s *Study) snapshotInfo() Info {
 	}
 	return Info{Arms: m.Arms, LengthScale: m.LengthScale, Fits: m.Fits, Stats: m.Stats, Diverged: m.Diverged, Ignored: s.ignored,
 		AsOf: m.Records}
+}
+
+// loadSnapshot reads the study's snapshot (ErrNoSnapshot when the storage
+// keeps none or the study cannot use one).
+func (s *Study) loadSnapshot(ctx context.Context) (storage.Snapshot, error) {
+	sn, ok := s.st.(storage.Snapshots)
+	if !ok || !s.cfg.grows() {
+		return storage.Snapshot{}, storage.ErrNoSnapshot
+	}
+	return sn.LoadSnapshot(ctx, s.name, true)
+}
+
+// preload reads the snapshot for the restores of an Ask before the
+// storage's lock is taken (within Update a PostgreSQL storage holds a
+// connection of its pool, and a read through another could wait forever
+// on a pool of one); release drops it when the Ask is done.
+func (s *Study) preload(ctx context.Context) (release func()) {
+	release = func() { s.preloaded, s.preloadErr, s.preloadDone = storage.Snapshot{}, nil, false }
+	if s.eng != nil {
+		return release
+	}
+	s.preloaded, s.preloadErr = s.loadSnapshot(ctx)
+	s.preloadDone = true
+	return release
 }

@@ -2,14 +2,17 @@ package study
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bkb-go/bkb/objectives"
 	"github.com/bkb-go/bkb/storage"
+	"github.com/bkb-go/bkb/storage/postgres"
 )
 
 // snapshotConfig is a short version 5 study on Hartmann 3 whose model
@@ -236,5 +239,57 @@ func TestSnapshotFallbacks(t *testing.T) {
 				t.Errorf("ask after the fallback: trial %d at %v, uninterrupted trial %d at %v", a.Number, a.X, b.Number, b.X)
 			}
 		})
+	}
+}
+
+// TestSnapshotPostgresPoolOfOne: a study on PostgreSQL with a pool of one
+// connection restores its snapshot in Ask (read before the storage's lock,
+// which holds the connection) and asks the uninterrupted run's point.
+func TestSnapshotPostgresPoolOfOne(t *testing.T) {
+	url := os.Getenv("BKB_POSTGRES_URL")
+	if url == "" {
+		t.Skip("BKB_POSTGRES_URL is not set: no PostgreSQL to test on")
+	}
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	open := func() storage.Storage {
+		st, err := postgres.Open(ctx, url, postgres.Options{MaxConns: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	cfg := snapshotConfig("bkb")
+	f := snapshotObjective(false)
+	name := fmt.Sprintf("snapshot-pool-%d", time.Now().UnixNano())
+	first, err := Create(ctx, open(), name, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runTrials(t, first, 30, f, false)
+	first.snapPolicy = math.Inf(-1)
+	first.saveSnapshot(ctx)
+	var notes []string
+	second, err := Load(ctx, open(), name, Options{Notify: func(m string) { notes = append(notes, m) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := second.Ask(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := Create(ctx, storage.NewMemory(), "ref", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runTrials(t, ref, 30, f, false)
+	b, err := ref.Ask(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(notes) > 0 || !samePoint(a.X, b.X) {
+		t.Errorf("ask after a restore on PostgreSQL: %v, uninterrupted %v (notes %q)", a.X, b.X, notes)
 	}
 }

@@ -136,6 +136,11 @@ type Study struct {
 	// snapPolicy is the engine's policy time at the newest snapshot this
 	// process saved or restored, saveCost the seconds its last save took.
 	snapPolicy, saveCost float64
+	// preloaded is the snapshot Ask read before taking the storage's
+	// lock, for restore (preloadDone: it was read, whatever it holds).
+	preloaded   storage.Snapshot
+	preloadErr  error
+	preloadDone bool
 	// owner holds the Worker of each trial's latest ask: the trial's
 	// owner (a trial re-asked after its worker stopped belongs to the
 	// worker that asked it again).
@@ -394,6 +399,7 @@ func (s *Study) Ask(ctx context.Context) (*Trial, error) {
 		done    error // the budget is used: the records hold only fails
 	)
 	calls := 0
+	defer s.preload(ctx)()
 	recs, err := s.st.Update(ctx, s.name, len(s.records), func(v storage.View) ([]storage.Record, error) {
 		calls++
 		if calls > 1 {
