@@ -390,6 +390,17 @@ func trialNumber(r *http.Request) (int, error) {
 	return t, nil
 }
 
+// nameAndTrial returns the checked study name and the trial number of a
+// request on one trial.
+func nameAndTrial(r *http.Request) (string, int, error) {
+	n, err := name(r)
+	if err != nil {
+		return "", 0, err
+	}
+	t, err := trialNumber(r)
+	return n, t, err
+}
+
 // load returns the study name, loaded once and kept; refresh reads what
 // other processes stored since.
 func (s *Server) load(ctx context.Context, name string, refresh bool) (*study.Study, error) {
@@ -811,12 +822,7 @@ type TellRequest struct {
 }
 
 func (s *Server) tell(w http.ResponseWriter, r *http.Request) {
-	n, err := name(r)
-	if err != nil {
-		s.replyErr(w, r, err)
-		return
-	}
-	trial, err := trialNumber(r)
+	n, trial, err := nameAndTrial(r)
 	if err != nil {
 		s.replyErr(w, r, err)
 		return
@@ -867,12 +873,7 @@ func trialOf(st *study.Study, trial int) (TrialJSON, bool) {
 }
 
 func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
-	n, err := name(r)
-	if err != nil {
-		s.replyErr(w, r, err)
-		return
-	}
-	trial, err := trialNumber(r)
+	n, trial, err := nameAndTrial(r)
 	if err != nil {
 		s.replyErr(w, r, err)
 		return
@@ -906,12 +907,7 @@ type ReportRequest struct {
 }
 
 func (s *Server) report(w http.ResponseWriter, r *http.Request) {
-	n, err := name(r)
-	if err != nil {
-		s.replyErr(w, r, err)
-		return
-	}
-	trial, err := trialNumber(r)
+	n, trial, err := nameAndTrial(r)
 	if err != nil {
 		s.replyErr(w, r, err)
 		return
