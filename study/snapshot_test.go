@@ -104,8 +104,7 @@ func TestSnapshotResumeEqualsUninterrupted(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := runTrials(t, first, c.k, f, c.pending)
-			first.snapPolicy = math.Inf(-1) // a save is due
-			first.saveSnapshot(ctx)
+			forceSnapshot(first)
 			if _, err := os.Stat(storage.SnapshotPath(path)); err != nil {
 				t.Fatalf("no snapshot: %v (notes %q)", err, notes)
 			}
@@ -194,8 +193,7 @@ func TestSnapshotFallbacks(t *testing.T) {
 				t.Fatal(err)
 			}
 			runTrials(t, s, 30, f, false)
-			s.snapPolicy = math.Inf(-1)
-			s.saveSnapshot(ctx)
+			forceSnapshot(s)
 			if err := os.Rename(storage.SnapshotPath(other), p); err != nil {
 				t.Fatal(err)
 			}
@@ -210,8 +208,7 @@ func TestSnapshotFallbacks(t *testing.T) {
 				t.Fatal(err)
 			}
 			runTrials(t, s, 30, f, false)
-			s.snapPolicy = math.Inf(-1)
-			s.saveSnapshot(ctx)
+			forceSnapshot(s)
 			c.damage(t, storage.SnapshotPath(path))
 			var notes []string
 			st2, _ := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
@@ -223,15 +220,7 @@ func TestSnapshotFallbacks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ref, err := Create(ctx, storage.NewMemory(), "ref", cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			runTrials(t, ref, 30, f, false)
-			b, err := ref.Ask(ctx) // the uninterrupted run's next point
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := uninterruptedAsk(t, cfg, f, 30)
 			if len(notes) != 1 || !strings.Contains(notes[0], c.note) || !strings.Contains(notes[0], "replaying") {
 				t.Errorf("notes %q, want one naming %q", notes, c.note)
 			}
@@ -269,8 +258,7 @@ func TestSnapshotPostgresPoolOfOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	runTrials(t, first, 30, f, false)
-	first.snapPolicy = math.Inf(-1)
-	first.saveSnapshot(ctx)
+	forceSnapshot(first)
 	var notes []string
 	second, err := Load(ctx, open(), name, Options{Notify: func(m string) { notes = append(notes, m) }})
 	if err != nil {
@@ -280,16 +268,30 @@ func TestSnapshotPostgresPoolOfOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := Create(ctx, storage.NewMemory(), "ref", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runTrials(t, ref, 30, f, false)
-	b, err := ref.Ask(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := uninterruptedAsk(t, cfg, f, 30)
 	if len(notes) > 0 || !samePoint(a.X, b.X) {
 		t.Errorf("ask after a restore on PostgreSQL: %v, uninterrupted %v (notes %q)", a.X, b.X, notes)
 	}
+}
+
+// forceSnapshot saves s's snapshot now, whatever the saving rule says.
+func forceSnapshot(s *Study) {
+	s.snapPolicy = math.Inf(-1)
+	s.saveSnapshot(context.Background())
+}
+
+// uninterruptedAsk returns the trial an in-memory study of cfg asks after
+// n trials of f: the point of the uninterrupted run.
+func uninterruptedAsk(t *testing.T, cfg Config, f func(*Trial) float64, n int) *Trial {
+	t.Helper()
+	ref, err := Create(context.Background(), storage.NewMemory(), "ref", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runTrials(t, ref, n, f, false)
+	tr, err := ref.Ask(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
 }
