@@ -56,19 +56,20 @@ const maxSnapshotMeta = 1 << 24
 // the journal at path.
 func SnapshotPath(path string) string { return path + ".snapshot" }
 
-// encodeSnapshotFile lays s out as a file: magic, the meta's length and
-// bytes, Records, Digest, the data's length and bytes, then the CRC-32C of
-// all that.
-func encodeSnapshotFile(s Snapshot) []byte {
-	b := make([]byte, 0, len(snapshotMagic)+len(s.Meta)+len(s.Data)+64)
-	b = append(b, snapshotMagic...)
-	b = binary.LittleEndian.AppendUint64(b, uint64(len(s.Meta)))
-	b = append(b, s.Meta...)
-	b = binary.LittleEndian.AppendUint64(b, uint64(s.Records))
-	b = append(b, s.Digest[:]...)
-	b = binary.LittleEndian.AppendUint64(b, uint64(len(s.Data)))
-	b = append(b, s.Data...)
-	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
+// encodeSnapshotFile lays s out as a file, in parts so that the data (tens
+// of MB) is not copied: magic, the meta's length and bytes, Records,
+// Digest, the data's length, the data, then the CRC-32C of all that.
+func encodeSnapshotFile(s Snapshot) [][]byte {
+	head := make([]byte, 0, len(snapshotMagic)+len(s.Meta)+64)
+	head = append(head, snapshotMagic...)
+	head = binary.LittleEndian.AppendUint64(head, uint64(len(s.Meta)))
+	head = append(head, s.Meta...)
+	head = binary.LittleEndian.AppendUint64(head, uint64(s.Records))
+	head = append(head, s.Digest[:]...)
+	head = binary.LittleEndian.AppendUint64(head, uint64(len(s.Data)))
+	table := crc32.MakeTable(crc32.Castagnoli)
+	sum := crc32.Update(crc32.Checksum(head, table), table, s.Data)
+	return [][]byte{head, s.Data, binary.LittleEndian.AppendUint32(nil, sum)}
 }
 
 // readSnapshotFile reads a snapshot file; without data it reads the head
@@ -131,13 +132,13 @@ func readSnapshotFile(f *os.File, withData bool) (Snapshot, error) {
 	return s, nil
 }
 
-// writeFileAtomic writes b to path through a new file beside it, renamed
+// writeFileAtomic writes the parts to path through a new file beside it, renamed
 // over path: a reader sees the old file or the new one. An existing path
 // that is not a regular file (a link, a directory, a device) is refused,
 // so the write never follows a link onto a user's file. Its mode is
 // 0666 less the umask. It is not synced: a snapshot lost in a crash is
 // replaced by a replay, and a damaged one fails its checksum.
-func writeFileAtomic(path string, b []byte) error {
+func writeFileAtomic(path string, parts [][]byte) error {
 	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
 		return fmt.Errorf("storage: %s exists and is not a regular file: no snapshot written", path)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -151,7 +152,12 @@ func writeFileAtomic(path string, b []byte) error {
 	if err != nil {
 		return err
 	}
-	_, werr := f.Write(b)
+	var werr error
+	for _, b := range parts {
+		if _, werr = f.Write(b); werr != nil {
+			break
+		}
+	}
 	cerr := f.Close()
 	if err := errors.Join(werr, cerr); err != nil {
 		os.Remove(tmp)
