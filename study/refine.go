@@ -399,6 +399,9 @@ func (r *refiner) rebuild(e *engine) error {
 			return err
 		}
 		g.SetLegacyCore(r.cfg.legacyCore())
+		// Version 5 keeps near-dependent points out of S, so that a change
+		// of S never rebuilds the posterior (gp.DTC.SetDropNearDependent).
+		g.SetDropNearDependent(r.cfg.Version >= 5)
 		if err := g.SetCandidates(r.global); err != nil {
 			return err
 		}
