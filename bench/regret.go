@@ -198,6 +198,11 @@ func RunRegret(ctx context.Context, p RegretProblem, v RegretVariant, seed uint6
 			atEnd = s.Costs().Policy
 			cpuEnd, _ = cputime.Process()
 		}
+		// A run of thousands of trials stops at Ctrl-C or SIGTERM within
+		// a trial: the in-memory study does not look at ctx.
+		if err := ctx.Err(); err != nil {
+			return run, err
+		}
 		tr, err := s.Ask(ctx)
 		if err != nil {
 			return run, err

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -61,4 +62,20 @@ func TestRegretExperiment(t *testing.T) {
 		}
 	}
 	WriteRegretMarkdown(os.Stdout, runs)
+}
+
+// TestRunRegretStopsOnCancel: a cancelled context stops a run at once
+// instead of running its budget.
+func TestRunRegretStopsOnCancel(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	f := objectives.Branin()
+	run, err := RunRegret(ctx, RegretProblem{F: f}, RegretVariants["bkb"], 1, []int{1000}, Range(f))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	if len(run.SimpleTrace) != 0 {
+		t.Errorf("%d trials run after the cancel, want 0", len(run.SimpleTrace))
+	}
 }
