@@ -55,7 +55,7 @@ var RegretVariants = map[string]RegretVariant{
 
 // ParseVariant returns the variant named name, with optional
 // modifiers after slashes: "bkb/beta=3/kernel=rbf/init=20/n=2048",
-// "bkb/policy=bkb-thompson".
+// "bkb/policy=bkb-thompson", "bkb/warp=auto".
 func ParseVariant(name string) (RegretVariant, error) {
 	parts := strings.Split(name, "/")
 	v, ok := RegretVariants[parts[0]]
@@ -73,6 +73,8 @@ func ParseVariant(name string) (RegretVariant, error) {
 			mods = append(mods, func(c *study.Config) { c.Kernel.Name = val })
 		case "policy":
 			mods = append(mods, func(c *study.Config) { c.Policy = val })
+		case "warp":
+			mods = append(mods, func(c *study.Config) { c.Warp = val })
 		case "init", "n", "fit_every":
 			n, err := strconv.Atoi(val)
 			if err != nil {

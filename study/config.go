@@ -166,6 +166,10 @@ type Config struct {
 	// RawValues tells the GP raw values instead of values standardized by
 	// the initial design.
 	RawValues bool `json:"raw_values,omitempty"`
+	// Warp is the transform of the values the GP is told: WarpAuto (a
+	// Box-Cox power fitted by likelihood, warp.go; the default from
+	// version 5), WarpNone (an affine map; the default before) or WarpLog.
+	Warp string `json:"warp,omitempty"`
 	// FitEvery refits the length scale every k completed evaluations
 	// (0: never in version 1; DefaultFitEvery in version 2).
 	FitEvery int `json:"fit_every,omitempty"`
@@ -363,6 +367,9 @@ func (c *Config) Normalize() error {
 		if v2 {
 			c.Init = max(5, 2*c.Space.Dim())
 		}
+	}
+	if err := c.normalizeWarp(); err != nil {
+		return err
 	}
 	return c.normalizeV2()
 }
