@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -81,6 +82,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	regret := fs.Bool("regret", false, "run the regret benchmark instead: simple and cumulative regret on continuous test functions, noise-free and noisy, against random search and the fixed-set policies (docs/optimizer.md); --markdown, --csv and --plot write its outputs")
 	regretProblems := fs.StringSlice("regret-problems", []string{"branin:60", "hartmann3:200", "hartmann6:200/500"}, "--regret: problems as name[:dim]:T[/T...] (checkpoints)")
 	regretOpt := fs.StringSlice("regret-optimizers", []string{"bkb", "bkb-fixed", "gp-ucb-fixed", "random"}, "--regret: optimizers (bench.RegretVariants, with /beta=, /kernel=, /init=, /n=, /lambda= modifiers)")
+	regretSuite := fs.String("regret-suite", "", "--regret: run a half of the held-out suite, tune or heldout, instead of --regret-problems, and print the suite's summary against the peers (docs/robust.md)")
+	regretPeers := fs.String("regret-peers", "", "--regret: JSON lines of peer runs (bench/peers/optuna_suite.py) to compare in the suite's summary")
+	regretOurs := fs.String("regret-ours", "bkb", "--regret-suite: the optimizer the summary compares with the peers")
 	regretNoise := fs.Float64Slice("regret-noise", []float64{0}, "--regret: noise standard deviations as fractions of the function's range over its box")
 	long := fs.Bool("long", false, "run the long-study benchmark instead: the policy's CPU time per trial over the last tenth of runs of growing budgets, with simple regret and dictionary size (docs/scaling.md); use --jobs 1 or GOMAXPROCS=1 for the figures of the docs")
 	longProblems := fs.StringSlice("long-problems", []string{"hartmann6", "ackley:10"}, "--long: problems as name[:dim]")
@@ -117,7 +121,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				return err
 			}
 		}
-		return runRegret(ctx, *regretProblems, *regretOpt, *regretNoise, *seeds, j, regretOutputs{*mdPath, *csvPath, *plotPath}, false, stdout, stderr)
+		problems := *regretProblems
+		if *regretSuite != "" {
+			if fs.Changed("regret-problems") {
+				return usagef("give either --regret-suite or --regret-problems, not both")
+			}
+			var err error
+			if problems, err = bench.RobustSuite(*regretSuite); err != nil {
+				return usageError{trimPkg(err)}
+			}
+		}
+		out := regretOutputs{markdown: *mdPath, csv: *csvPath, plot: *plotPath, peers: *regretPeers, ours: *regretOurs, suite: *regretSuite != "" || *regretPeers != ""}
+		return runRegret(ctx, problems, *regretOpt, *regretNoise, *seeds, j, out, false, stdout, stderr)
 	}
 	if *scale {
 		ls := *ls
@@ -510,7 +525,13 @@ func runScale(ctx context.Context, cfg bench.ScaleConfig, mdPath, progressMode s
 // noise level, optimizer and seed, jobs at a time, and prints a Markdown
 // table of medians over seeds.
 // regretOutputs are the files bench --regret writes besides its table.
-type regretOutputs struct{ markdown, csv, plot string }
+// With suite, the suite's summary against the peers' runs (the JSON lines
+// of the file peers) follows the table, ours the optimizer compared.
+type regretOutputs struct {
+	markdown, csv, plot string
+	peers, ours         string
+	suite               bool
+}
 
 func runRegret(ctx context.Context, problems, optimizers []string, noise []float64, seeds, jobs int, out regretOutputs, long bool, stdout, stderr io.Writer) error {
 	type job struct {
@@ -521,6 +542,16 @@ func runRegret(ctx context.Context, problems, optimizers []string, noise []float
 		rng  float64
 		out  bench.RegretRun
 		err  error
+	}
+	var peer []bench.RegretRun
+	if out.peers != "" {
+		b, err := os.ReadFile(out.peers)
+		if err != nil {
+			return usageError{err}
+		}
+		if peer, err = bench.ReadPeerRuns(bytes.NewReader(b)); err != nil {
+			return usageError{trimPkg(err)}
+		}
 	}
 	var jobsList []*job
 	for _, spec := range problems {
@@ -593,6 +624,23 @@ func runRegret(ctx context.Context, problems, optimizers []string, noise []float
 		runs = append(runs, j.out)
 	}
 	write := bench.WriteRegretMarkdown
+	if out.suite {
+		runs = append(runs, peer...)
+		wide := map[string]bool{}
+		for _, j := range jobsList {
+			if _, ok := wide[j.p.Name()]; !ok {
+				wide[j.p.Name()] = bench.WideRatio(j.p.F) >= bench.WideThreshold
+			}
+		}
+		write = func(w io.Writer, runs []bench.RegretRun) error {
+			if err := bench.WriteRegretMarkdown(w, runs); err != nil {
+				return err
+			}
+			fmt.Fprintln(w)
+			_, err := bench.WriteSuiteMarkdown(w, runs, out.ours, wide)
+			return err
+		}
+	}
 	if long {
 		rss := cputime.PeakRSS()
 		write = func(w io.Writer, runs []bench.RegretRun) error { return bench.WriteLongMarkdown(w, runs, rss) }
