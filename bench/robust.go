@@ -54,7 +54,7 @@ func WideRatio(f *objectives.Function) float64 {
 }
 
 // WideThreshold: see WideRatio.
-const WideThreshold = 10
+const WideThreshold = 20
 
 // peerRun is one line of a peer driver's output
 // (bench/peers/optuna_suite.py).
@@ -134,7 +134,8 @@ func WriteSuiteMarkdown(w io.Writer, runs []RegretRun, ours string, wide map[str
 				at[kk] = map[string][]float64{}
 				keys = append(keys, kk)
 			}
-			at[kk][r.Variant] = append(at[kk][r.Variant], r.Simple[k])
+			// A gap below 0 is the rounding of f near its minimum.
+			at[kk][r.Variant] = append(at[kk][r.Variant], math.Max(r.Simple[k], 0))
 		}
 	}
 	slices.SortStableFunc(keys, func(a, b key) int {
