@@ -167,6 +167,9 @@ func (e *engine) suggest() (int, error) {
 		if len(e.succ) < e.cfg.Init {
 			return e.designArm(), nil
 		}
+		if a := e.localArm(); a >= 0 {
+			return a, nil // version 5's local quadratic step (localstep.go)
+		}
 		u, err := e.ref.suggest(e)
 		if err != nil {
 			return -1, err
