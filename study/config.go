@@ -52,7 +52,9 @@ const (
 	// since the last draw is large (BBKB's resparsification rule,
 	// refine.go), draws it at a refit from the previous dictionary's
 	// posterior instead of the prior, and uses gp's exact core for
-	// near-dependent points (gp.DTC.SetLegacyCore off). It is opt-in
+	// near-dependent points (gp.DTC.SetLegacyCore off); it also warps
+	// the values by default (Warp auto, warp.go) and takes local quadratic
+	// steps once a third of the budget is spent (localstep.go). It is opt-in
 	// until the regret benchmark of docs/optimizer.md has been rerun on
 	// it: docs/scaling.md has its long-study figures.
 	LatestVersion = 5
