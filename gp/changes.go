@@ -517,12 +517,19 @@ func (g *DTC) planAdd(i int) {
 	m := g.ny.Size()
 	r := g.r
 	zp := r.load(g.floats(m), i, m)
+	drop := g.dropNear && !g.ny.legacy
+	if drop && nearDependent(r.kdiag[i]-dot(zp, zp), r.kdiag[i]) {
+		// SetDropNearDependent: the point stays out of S.
+		g.dropped++
+		g.addDropped++
+		return
+	}
 	xp := r.point(i)
 	d, dead := g.ny.addExact(xp, zp, r.kdiag[i])
 	if g.ny.legacy {
 		g.suspect = g.suspect || g.ny.suspect
 	} else {
-		g.suspect = g.suspect || g.ny.near
+		g.suspect = g.suspect || g.ny.near && !drop
 	}
 	o := chgOp{m: m, zp: zp, d: d, xp: xp, dead: dead}
 	u := g.floats(m)
@@ -596,6 +603,7 @@ func (g *DTC) applyChanges(rem, add []int) error {
 	m0 := g.ny.Size()
 	g.ops = g.ops[:0]
 	g.suspect = false
+	g.addDropped = 0
 	// A deferred observation pass is fused into this one: the rows used
 	// while planning get its variance update now, the others in chgPass.
 	obs := g.obsPending
@@ -746,7 +754,23 @@ func (g *DTC) SetDictionary(rows []int) (added, removed int, err error) {
 			g.pos[i] = p
 		}
 		g.changes += n
-		return len(add), len(rem), g.rebuild()
+		if err := g.rebuild(); err != nil {
+			return 0, 0, err
+		}
+		if g.dropNear {
+			// The rebuild may have left near-dependent points out:
+			// count what actually entered and left.
+			added, removed = 0, len(rem)
+			for _, i := range add {
+				if g.pos[i] >= 0 {
+					added++
+				}
+			}
+			removed += len(kept) - (len(g.dict) - added)
+			return added, removed, nil
+		}
+		return len(add), len(rem), nil
 	}
-	return len(add), len(rem), g.applyChanges(rem, add)
+	err = g.applyChanges(rem, add)
+	return len(add) - g.addDropped, len(rem), err
 }

@@ -139,8 +139,13 @@ type DTC struct {
 	repivots int  // rebuilds in canonical order that near-dependent points caused
 	// near: a pivot of S's factor is below nearPivot (set by rebuild);
 	// every change of S is then made by a rebuild.
-	near   bool
-	clamps int // negative variances set to 0
+	near bool
+	// dropNear keeps near-dependent points out of S (SetDropNearDependent);
+	// dropped counts the additions it refused.
+	dropNear   bool
+	dropped    int
+	addDropped int // additions refused in the current applyChanges
+	clamps     int // negative variances set to 0
 
 	// A deferred per-observation pass (see observeRow and flush).
 	obsPending bool
@@ -460,6 +465,28 @@ func (g *DTC) SetLegacyCore(on bool) { g.ny.legacy = on }
 // benchmarks.
 func (g *DTC) SetRebuildAlways(on bool) { g.rebuildAlways = on }
 
+// SetDropNearDependent keeps near-dependent points out of S: a point
+// whose squared pivot against the rest of S is below nearPivot (1.5e-8
+// k(x,x)) is left out, in the canonical order of a rebuild (pivoted
+// Cholesky truncated at that tolerance) and when a change adds it. S then
+// never holds a near-dependent point, so every change of S is made
+// incrementally (without it, the exact core rebuilds the posterior on
+// every change while S holds one, O((A + t) m^2) each, which dominated
+// long studies whose asks cluster near an optimum). The posterior is the
+// exact DTC posterior on the S kept. What a dropped point would add is
+// bounded by its squared pivot: with d^2 < 1.5e-8 k(x,x) its inducing
+// direction moves no kernel value by more than that, far below the
+// noise floors of the study (1e-5 k or more). Only the exact core
+// (SetLegacyCore off) drops; Dropped counts the refused additions.
+func (g *DTC) SetDropNearDependent(on bool) { g.dropNear = on }
+
+// Dropped returns how many additions to S SetDropNearDependent refused.
+func (g *DTC) Dropped() int { return g.dropped }
+
+// nearDependent reports whether a point of prior variance kxx and
+// squared pivot d2 against S is near-dependent (nearPivot).
+func nearDependent(d2, kxx float64) bool { return !(d2 >= nearPivot(kxx, pivotNoise(kxx))) }
+
 // Rebuild recomputes the whole posterior from the data and S, as the
 // paper's algorithm does every step: O(A m^2 + n m^2 + m^3). Incremental
 // updates make it unnecessary; it is the reference the tests compare
@@ -565,7 +592,25 @@ func (g *DTC) pivotedOrder() {
 	}
 	g.dict = g.dict[:0]
 	g.near = false
+	drop := g.dropNear && !g.ny.legacy
 	for len(idx) > 0 {
+		if drop {
+			// Truncated at the near tolerance: the points whose residual
+			// against the pivots so far is below it leave S.
+			kept := idx[:0]
+			for _, k := range idx {
+				if i := rest[k]; nearDependent(res[k], r.kdiag[i]) {
+					g.pos[i] = -1
+					g.dropped++
+				} else {
+					kept = append(kept, k)
+				}
+			}
+			idx = kept
+			if len(idx) == 0 {
+				break
+			}
+		}
 		// The largest residual, ties to the lowest row: the order, and so
 		// every decision, depends on S as a set, not on its order.
 		b := 0
@@ -582,7 +627,7 @@ func (g *DTC) pivotedOrder() {
 		xp := r.point(i)
 		zp := zs[kb]
 		d, dead := g.ny.addExact(xp, zp, r.kdiag[i])
-		g.near = g.near || g.ny.near
+		g.near = g.near || g.ny.near && !drop
 		g.dict = append(g.dict, i)
 		for _, k := range idx {
 			c := 0.0

@@ -9,7 +9,7 @@ import (
 
 // dtcStateVersion is the layout of EncodeState; a snapshot of another
 // layout is refused (its study then replays its records instead).
-const dtcStateVersion = 1
+const dtcStateVersion = 2
 
 // EncodeState appends the posterior's complete state to w: the
 // candidates and observed points, the dictionary and its factor, V's
@@ -74,6 +74,8 @@ func (g *DTC) EncodeState(w *snapenc.Writer) {
 	w.Int(g.clamps)
 	w.Int(g.revived)
 	w.Int(g.condJitter)
+	w.Bool(g.dropNear)
+	w.Int(g.dropped)
 	// A deferred observation pass.
 	w.Bool(g.obsPending)
 	w.Floats(g.obsV)
@@ -161,6 +163,8 @@ func DecodeDTC(k kernel.Kernel, rd *snapenc.Reader) (*DTC, error) {
 	g.clamps = rd.Int()
 	g.revived = rd.Int()
 	g.condJitter = rd.Int()
+	g.dropNear = rd.Bool()
+	g.dropped = rd.Int()
 	g.obsPending = rd.Bool()
 	g.obsV = rd.Floats()
 	g.obsPass.r, g.obsPass.v = r, g.obsV

@@ -388,6 +388,15 @@ func (r *refiner) rebuild(e *engine) error {
 	t := len(e.succ)
 	r.rsSrc = rand.NewPCG(r.cfg.Seed^streamResample, uint64(t))
 	r.rs = rand.New(r.rsSrc)
+	// Version 5 starts the draw from the previous dictionary. Before
+	// version 5 the previous posterior was dropped before it was read, so
+	// every observed point entered S at a refit (the exact posterior,
+	// O((A + t) t^2) every t/8 trials); those studies keep that to replay
+	// as written.
+	old := r.dtc
+	if r.cfg.Version < 5 {
+		old = nil
+	}
 	r.dtc, r.exact = nil, nil
 	if r.usesDTC() {
 		g, err := gp.NewDTC(k, e.e, lambda)
@@ -395,6 +404,9 @@ func (r *refiner) rebuild(e *engine) error {
 			return err
 		}
 		g.SetLegacyCore(r.cfg.legacyCore())
+		// Version 5 keeps near-dependent points out of S, so that a change
+		// of S never rebuilds the posterior (gp.DTC.SetDropNearDependent).
+		g.SetDropNearDependent(r.cfg.Version >= 5)
 		if err := g.SetCandidates(r.global); err != nil {
 			return err
 		}
@@ -403,8 +415,8 @@ func (r *refiner) rebuild(e *engine) error {
 		// observed points at the first build: O((A + t) m^2), not the
 		// exact posterior's O((A + t) t^2).
 		prev := map[string]bool{}
-		if r.dtc != nil {
-			for _, row := range r.dtc.Dictionary() {
+		if old != nil {
+			for _, row := range old.Dictionary() {
 				prev[pointKey(r.rowPoint[row])] = true
 			}
 		}

@@ -1,0 +1,61 @@
+package study
+
+import (
+	"context"
+	"testing"
+
+	"github.com/bkb-go/bkb/objectives"
+	"github.com/bkb-go/bkb/storage"
+)
+
+// TestRefitDrawsFromPreviousDictionary: in version 5 a refit's new
+// posterior starts from the previous dictionary's points and then
+// resamples, so the new DTC makes far fewer dictionary changes than there
+// are observations; version 4 put every observed point into S first (the
+// exact posterior, O((A + t) t^2) per refit) and keeps doing so to replay
+// as written. Checked at every refit from 50 observations on of a 150-trial Branin
+// study (earlier, the previous dictionary may hold every point).
+func TestRefitDrawsFromPreviousDictionary(t *testing.T) {
+	t.Parallel()
+	f, err := objectives.Lookup("branin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		version  int
+		allPoint bool // every observed point entered S at each refit
+	}{{4, true}, {5, false}} {
+		space, err := Box(nil, f.Lower, f.Upper)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		s, err := Create(ctx, storage.NewMemory(), "refit", Config{Space: space, Budget: 150, Seed: 3, Version: tc.version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		refits := 0
+		for i := 0; i < 150; i++ {
+			fits := len(s.eng.fits)
+			tr, err := s.Ask(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(s.eng.fits); n > fits && fits > 0 && s.eng.ref.dtc.Len() >= 50 {
+				refits++
+				obs := s.eng.ref.dtc.Len()
+				chg := s.eng.ref.dtc.DictionaryChanges()
+				if all := chg >= obs; all != tc.allPoint {
+					t.Errorf("version %d, refit at %d observations: %d dictionary changes (dictionary %d); every point entered S: %v, want %v",
+						tc.version, obs, chg, s.eng.ref.dtc.DictionarySize(), all, tc.allPoint)
+				}
+			}
+			if err := s.Tell(ctx, tr.Number, f.Value(tr.X)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if refits < 3 {
+			t.Errorf("version %d: %d refits in 150 trials, want at least 3", tc.version, refits)
+		}
+	}
+}
