@@ -114,9 +114,15 @@ type SuiteSummary struct {
 // the p-value, and a last line counting the rows ours wins, the rows
 // where a peer is better with p < 0.01 on a wide-range function, and the
 // rows where ours' median at the larger budget is worse than at the
-// smaller. Peers are the variants named "optuna-..."; ours is the variant
-// named ours.
-func WriteSuiteMarkdown(w io.Writer, runs []RegretRun, ours string, wide map[string]bool) ([]SuiteSummary, error) {
+// smaller. Peers are the variants named in peers (none: those named
+// "optuna-..."); ours is the variant named ours.
+func WriteSuiteMarkdown(w io.Writer, runs []RegretRun, ours string, peers []string, wide map[string]bool) ([]SuiteSummary, error) {
+	isPeer := func(v string) bool {
+		if len(peers) == 0 {
+			return strings.HasPrefix(v, "optuna-")
+		}
+		return slices.Contains(peers, v)
+	}
 	type key struct {
 		prob string
 		t    int
@@ -169,7 +175,7 @@ func WriteSuiteMarkdown(w io.Writer, runs []RegretRun, ours string, wide map[str
 		}
 		bestPeer := math.Inf(1)
 		for _, v := range variants {
-			if m, ok := s.Medians[v]; ok && strings.HasPrefix(v, "optuna-") && m < bestPeer {
+			if m, ok := s.Medians[v]; ok && isPeer(v) && m < bestPeer {
 				s.BestPeer, bestPeer = v, m
 			}
 		}

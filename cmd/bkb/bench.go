@@ -86,6 +86,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	regretSuite := fs.String("regret-suite", "", "--regret: run a half of the held-out suite, tune or heldout (its problems unless --regret-problems is given), and print the suite's summary against the peers (docs/robust.md)")
 	regretPeers := fs.String("regret-peers", "", "--regret: JSON lines of peer runs (bench/peers/optuna_suite.py) to compare in the suite's summary")
 	regretFrom := fs.StringSlice("regret-from", nil, "--regret: instead of running, read the runs of earlier --csv files and write their tables (with --regret-peers and --regret-suite, the suite's summary)")
+	regretAgainst := fs.StringSlice("regret-against", nil, "--regret-suite: the optimizers the summary compares --regret-ours with (default: the peers, optuna-...)")
 	regretOurs := fs.String("regret-ours", "bkb", "--regret-suite: the optimizer the summary compares with the peers")
 	regretNoise := fs.Float64Slice("regret-noise", []float64{0}, "--regret: noise standard deviations as fractions of the function's range over its box")
 	long := fs.Bool("long", false, "run the long-study benchmark instead: the policy's CPU time per trial over the last tenth of runs of growing budgets, with simple regret and dictionary size (docs/scaling.md); use --jobs 1 or GOMAXPROCS=1 for the figures of the docs")
@@ -130,7 +131,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				return usageError{trimPkg(err)}
 			}
 		}
-		out := regretOutputs{markdown: *mdPath, csv: *csvPath, plot: *plotPath, peers: *regretPeers, ours: *regretOurs, suite: *regretSuite != "" || *regretPeers != "", from: *regretFrom}
+		out := regretOutputs{markdown: *mdPath, csv: *csvPath, plot: *plotPath, peers: *regretPeers, ours: *regretOurs, against: *regretAgainst, suite: *regretSuite != "" || *regretPeers != "", from: *regretFrom}
 		return runRegret(ctx, problems, *regretOpt, *regretNoise, *seeds, j, out, false, stdout, stderr)
 	}
 	if *scale {
@@ -529,6 +530,7 @@ func runScale(ctx context.Context, cfg bench.ScaleConfig, mdPath, progressMode s
 type regretOutputs struct {
 	markdown, csv, plot string
 	peers, ours         string
+	against             []string
 	suite               bool
 	from                []string // CSV files of earlier runs to read instead of running
 }
@@ -649,7 +651,7 @@ func runRegret(ctx context.Context, problems, optimizers []string, noise []float
 				return err
 			}
 			fmt.Fprintln(w)
-			_, err := bench.WriteSuiteMarkdown(w, runs, out.ours, wide)
+			_, err := bench.WriteSuiteMarkdown(w, runs, out.ours, out.against, wide)
 			return err
 		}
 	}
