@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 
@@ -70,6 +71,16 @@ func TestRobustSuite(t *testing.T) {
 	}
 	if n := len(RobustTune) + len(RobustHeldOut); n < 12 || wide < 4 {
 		t.Errorf("%d functions, %d of wide range: want at least 12 and 4", n, wide)
+	}
+	// The peers' driver runs the same problems.
+	sh, err := os.ReadFile("peers/run_suite.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, half := range [][]string{RobustTune, RobustHeldOut} {
+		if !strings.Contains(string(sh), strings.Join(half, " ")) {
+			t.Errorf("peers/run_suite.sh does not list %v", half)
+		}
 	}
 	if _, err := RobustSuite("all"); err == nil {
 		t.Error("suite all: no error")

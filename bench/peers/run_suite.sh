@@ -9,6 +9,8 @@ half=$1 seeds=$2 out=$3
 here=$(cd "$(dirname "$0")" && pwd)
 peerfn=$(mktemp -d)/peerfn
 (cd "$here/../.." && go build -o "$peerfn" ./bench/peerfn)
+# The halves of bench.RobustTune and bench.RobustHeldOut (TestRobustSuite
+# checks that they agree).
 case $half in
 tune) problems="goldsteinprice:100/300 threehumpcamel:100/300 matyas:100/300 colville:100/300 zakharov:4:100/300 rastrigin:3:100/300" ;;
 heldout) problems="beale:100/300 booth:100/300 mccormick:100/300 dixonprice:4:100/300 powell:100/300 sumsquares:4:100/300 trid:4:100/300" ;;
