@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -121,6 +122,7 @@ type configFlags struct {
 	init        int
 	noStd       bool
 	warp        string
+	fileWarp    string // the space file's "warp", if any
 	maxFailures int
 	minBatch    int
 }
@@ -296,10 +298,38 @@ func (c *configFlags) build(fs *pflag.FlagSet, extra []string, external bool) (*
 		return nil, err
 	}
 	cfg.Space = space
+	if c.fileWarp != "" {
+		if fs.Changed("warp") && !strings.EqualFold(c.warp, c.fileWarp) {
+			return nil, usagef("--warp %s and the space file's \"warp\": %q differ: give one", c.warp, c.fileWarp)
+		}
+		cfg.Warp = c.fileWarp
+	}
 	if err := cfg.Normalize(); err != nil {
 		return nil, usageError{trimPkg(err)}
 	}
 	return newSpec(cfg, obj)
+}
+
+// spaceFileWarp takes the optional top-level "warp" key (a study setting,
+// Config.Warp, beside the parameters) out of the space file b, returning
+// the file without it for study.ReadSpace. A file without the key is
+// returned unchanged.
+func spaceFileWarp(b []byte) ([]byte, string, error) {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(b, &top) != nil {
+		return b, "", nil // ReadSpace reports what is wrong
+	}
+	raw, ok := top["warp"]
+	if !ok {
+		return b, "", nil
+	}
+	var w string
+	if err := json.Unmarshal(raw, &w); err != nil || w == "" {
+		return nil, "", fmt.Errorf(`"warp" must be one of "auto", "none" or "log", got %s`, raw)
+	}
+	delete(top, "warp")
+	rest, err := json.Marshal(top)
+	return rest, w, err
 }
 
 // space resolves the search space from --space, --lower/--upper, the
@@ -320,7 +350,14 @@ func (c *configFlags) space(fs *pflag.FlagSet, fn *objectives.Function) (study.S
 			return s, usageError{err}
 		}
 		defer f.Close()
-		s, err = study.ReadSpace(f)
+		b, err := io.ReadAll(io.LimitReader(f, study.MaxSpaceFile+1))
+		if err != nil {
+			return s, usagef("space file %s: %v", c.spaceFile, err)
+		}
+		if b, c.fileWarp, err = spaceFileWarp(b); err != nil {
+			return s, usagef("space file %s: %v", c.spaceFile, err)
+		}
+		s, err = study.ReadSpace(bytes.NewReader(b))
 		if err != nil {
 			return s, usagef("space file %s: %v", c.spaceFile, err)
 		}
