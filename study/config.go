@@ -51,8 +51,9 @@ const (
 	// version 5 redraws BKB's dictionary only when the variance gained
 	// since the last draw is large (BBKB's resparsification rule,
 	// refine.go), draws it at a refit from the previous dictionary's
-	// posterior instead of the prior, and uses gp's exact core for
-	// near-dependent points (gp.DTC.SetLegacyCore off); it also warps
+	// posterior (version 4 put every observed point into S there), uses
+	// gp's exact core for near-dependent points (gp.DTC.SetLegacyCore off)
+	// and keeps them out of S (gp.DTC.SetDropNearDependent); it also warps
 	// the values by default (Warp auto, warp.go) and takes local quadratic
 	// steps once a third of the budget is spent (localstep.go). It is opt-in
 	// until the regret benchmark of docs/optimizer.md has been rerun on

@@ -112,6 +112,9 @@ type refiner struct {
 	rs     *rand.Rand
 	rsSrc  *rand.PCG // rs's source (snapshots save its state)
 	gvar   []float64 // scratch: the global set's variances
+	// topBuf and topRew are incumbent's scratch.
+	topBuf []int
+	topRew []float64
 	// rowPoint maps the DTC's rows of observed points to the points.
 	rowPoint map[int][]float64
 
@@ -743,6 +746,30 @@ func (r *refiner) startLocal(inc []float64, acq func([]float64) float64) {
 	r.region.Radius = r.region.Init
 }
 
+// topK appends to idx the indices of the k largest of value(0..n-1) in
+// the order of a stable sort by value, descending (ties by index), and
+// their values to vals, by insertion in one pass: O(n) for small k,
+// where sorting all n cost O(n log n) and an allocation per ask.
+func topK(idx []int, vals []float64, k, n int, value func(int) float64) ([]int, []float64) {
+	for i := 0; i < n; i++ {
+		v := value(i)
+		if len(idx) == k && !(v > vals[len(vals)-1]) {
+			continue
+		}
+		p := len(idx)
+		for p > 0 && v > vals[p-1] {
+			p--
+		}
+		if len(idx) < k {
+			idx, vals = append(idx, 0), append(vals, 0)
+		}
+		copy(idx[p+1:], idx[p:len(idx)-1])
+		copy(vals[p+1:], vals[p:len(vals)-1])
+		idx[p], vals[p] = i, v
+	}
+	return idx, vals
+}
+
 // dist is the Euclidean distance.
 func dist(a, b []float64) float64 {
 	var s float64
@@ -756,23 +783,11 @@ func dist(a, b []float64) float64 {
 // values, the one with the best posterior mean (with noise, the best value
 // may be luck; predicting every observation would cost O(t) predictions).
 func (r *refiner) incumbent(e *engine) []float64 {
-	idx := make([]int, len(e.succ))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		ra, rb := e.reward(e.succ[a].value), e.reward(e.succ[b].value)
-		switch {
-		case ra > rb:
-			return -1
-		case ra < rb:
-			return 1
-		}
-		return 0
-	})
+	idx, rew := topK(r.topBuf[:0], r.topRew[:0], incumbentCands, len(e.succ), func(i int) float64 { return e.reward(e.succ[i].value) })
+	r.topBuf, r.topRew = idx, rew
 	var best []float64
 	bv := math.Inf(-1)
-	for _, i := range idx[:min(incumbentCands, len(idx))] {
+	for _, i := range idx {
 		o := e.succ[i]
 		x := e.enc[o.arm*e.e : (o.arm+1)*e.e]
 		if m, _ := r.predict(x); m > bv || best == nil {

@@ -1,7 +1,10 @@
 package study
 
 import (
+	"cmp"
 	"context"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/bkb-go/bkb/objectives"
@@ -59,6 +62,30 @@ func TestRefitDrawsFromPreviousDictionary(t *testing.T) {
 		}
 		if refits < 3 {
 			t.Errorf("version %d: %d refits in 150 trials, want at least 3", tc.version, refits)
+		}
+	}
+}
+
+// TestTopKEqualsStableSort: topK's indices equal the first k of a stable
+// sort by value, descending, with many ties.
+func TestTopKEqualsStableSort(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 200; trial++ {
+		n, k := rng.IntN(80), 1+rng.IntN(40)
+		vals := make([]float64, n)
+		for i := range vals {
+			vals[i] = float64(rng.IntN(10)) // ties
+		}
+		want := make([]int, n)
+		for i := range want {
+			want[i] = i
+		}
+		slices.SortStableFunc(want, func(a, b int) int { return cmp.Compare(vals[b], vals[a]) })
+		want = want[:min(k, n)]
+		got, _ := topK(nil, nil, k, n, func(i int) float64 { return vals[i] })
+		if !slices.Equal(got, want) {
+			t.Fatalf("n=%d k=%d: got %v, want %v", n, k, got, want)
 		}
 	}
 }

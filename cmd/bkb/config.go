@@ -125,6 +125,7 @@ type configFlags struct {
 	fileWarp    string // the space file's "warp", if any
 	maxFailures int
 	minBatch    int
+	version     int
 }
 
 func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
@@ -161,13 +162,14 @@ func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
 	fs.BoolVar(&c.noStd, "no-standardize", false, "tell the GP raw values instead of values standardized by the initial design")
 	fs.StringVar(&c.warp, "warp", "", "transform of the values the GP is told: auto (a Box-Cox power fitted by likelihood, for values that span orders of magnitude), log or none (an affine map; the default of new studies: docs/robust.md)")
 	fs.IntVar(&c.maxFailures, "max-failures", 10, "stop the run after this many failed evaluations (0: never)")
+	fs.IntVar(&c.version, "config-version", 0, fmt.Sprintf("configuration version of a new study, 1 to %d (default %d; %d opts in to the long-study engine of docs/long-studies.md)", study.LatestVersion, study.CurrentVersion, study.LatestVersion))
 	fs.IntVar(&c.minBatch, "min-batch", 0, "policy bbkb: keep a batch open until it holds this many arms (optimize: default --workers; 0: the paper's batch rule alone)")
 }
 
 // configFlagNames lists the flags that define a study (ignored on resume).
 var configFlagNames = []string{"objective", "noise", "plugin", "one-shot", "timeout", "max-restarts", "space", "lower", "upper", "names",
 	"arms", "n", "per-dim", "arms-file", "arms-seed", "policy", "kernel", "length-scale", "fit-length-scale", "lambda", "qbar",
-	"beta", "incremental", "seed", "maximize", "minimize", "init", "no-standardize", "max-failures", "candidates", "fit", "min-batch", "warp"}
+	"beta", "incremental", "seed", "maximize", "minimize", "init", "no-standardize", "max-failures", "candidates", "fit", "min-batch", "config-version", "warp"}
 
 // build validates the flags and returns the study. extra is the plugin
 // command given after "--", if any. external makes a study with no
@@ -175,9 +177,12 @@ var configFlagNames = []string{"objective", "noise", "plugin", "one-shot", "time
 func (c *configFlags) build(fs *pflag.FlagSet, extra []string, external bool) (*spec, error) {
 	cfg := study.Config{Seed: c.seed, Budget: c.budget, Lambda: c.lambda, Qbar: c.qbar, Beta: c.beta,
 		Incremental: c.incremental, MaxFailures: c.maxFailures, RawValues: c.noStd, FitEvery: c.fitEvery, Init: c.init,
-		Policy: c.policy, Kernel: study.Kernel{Name: c.kernel, LengthScale: c.lengthScale}, Candidates: c.candidates, Fit: c.fit, MinBatch: c.minBatch, Warp: c.warp}
+		Policy: c.policy, Kernel: study.Kernel{Name: c.kernel, LengthScale: c.lengthScale}, Candidates: c.candidates, Fit: c.fit, MinBatch: c.minBatch, Version: c.version, Warp: c.warp}
 	if c.maximize && c.minimize {
 		return nil, usagef("--maximize and --minimize are exclusive")
+	}
+	if c.version < 0 || c.version > study.LatestVersion {
+		return nil, usagef("--config-version must be 1 to %d, got %d", study.LatestVersion, c.version)
 	}
 	cfg.Direction = study.Minimize
 	if c.maximize {

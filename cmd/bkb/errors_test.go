@@ -56,6 +56,7 @@ func TestMalformedInputs(t *testing.T) {
 		{"bad beta", []string{"optimize", "--beta", "lots"}, 2, "beta must be a number"},
 		{"zero budget", []string{"optimize", "-T", "0"}, 2, "--budget must be positive"},
 		{"negative lambda", []string{"optimize", "--lambda", "-1"}, 2, "--lambda must be positive"},
+		{"unknown config version", []string{"optimize", "--config-version", "99"}, 2, "--config-version must be 1 to"},
 		{"plot extension", []string{"optimize", "--plot", "x.gif"}, 2, "must end in .png or .svg"},
 		{"missing plugin program", []string{"optimize", "--plugin", "/nonexistent/plugin", "--lower", "0", "--upper", "1", "-T", "3"}, 1, "/nonexistent/plugin"},
 		{"study exists", []string{"optimize", "--study", good}, 2, "already exists"},
