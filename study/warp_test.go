@@ -239,3 +239,33 @@ func TestWarpReplay(t *testing.T) {
 		}
 	}
 }
+
+// TestWarpDirection: maximizing -f asks the same points as minimizing f
+// (the warp and the local steps work on costs either way).
+func TestWarpDirection(t *testing.T) {
+	t.Parallel()
+	f, _ := objectives.Lookup("goldsteinprice")
+	sp, _ := Box(nil, f.Lower, f.Upper)
+	var pts [2][][]float64
+	for i, dir := range []Direction{Minimize, Maximize} {
+		s, err := Create(context.Background(), storage.NewMemory(), "d", Config{Space: sp, Budget: 40, Seed: 5, Version: LatestVersion, Direction: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sign := 1.0
+		if dir == Maximize {
+			sign = -1
+		}
+		for _, tr := range runTrials(t, s, 40, func(tr *Trial) float64 { return sign * f.Value(tr.X) }, false) {
+			pts[i] = append(pts[i], tr.X)
+		}
+		if w := s.Info().Warp; w == nil || !w.active() {
+			t.Fatalf("%s: not warped", dir)
+		}
+	}
+	for k := range pts[0] {
+		if !samePoint(pts[0][k], pts[1][k]) {
+			t.Fatalf("trial %d: minimize asks %v, maximize -f asks %v", k, pts[0][k], pts[1][k])
+		}
+	}
+}
