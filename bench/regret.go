@@ -33,7 +33,9 @@ type RegretVariant struct {
 //     no noise handling);
 //   - "bkb-v2": version 2 defaults (constant beta 2), the previous ones;
 //   - "bkb-v5": version 5 (opt-in: resparsification when due, the exact
-//     core for near-dependent points; docs/scaling.md);
+//     core for near-dependent points; docs/long-studies.md);
+//   - "bkb-v6": version 6 (opt-in: version 5 with output warping and local
+//     quadratic steps; docs/robust.md);
 //   - "bkb-matern": "bkb" with the Matern 5/2 ARD kernel instead of RBF;
 //   - "gp-ucb": the current defaults with GP-UCB (exact posterior);
 //   - "ada-bkb": Ada-BKB (bandit.AdaBKB) on the encoded box;
@@ -45,6 +47,7 @@ var RegretVariants = map[string]RegretVariant{
 	"bkb-v2":       {"bkb-v2", func(c *study.Config) { c.Version = 2 }},
 	"bkb-v3":       {"bkb-v3", func(c *study.Config) { c.Version = 3 }},
 	"bkb-v5":       {"bkb-v5", func(c *study.Config) { c.Version = 5 }},
+	"bkb-v6":       {"bkb-v6", func(c *study.Config) { c.Version = 6 }},
 	"bkb-matern":   {"bkb-matern", func(c *study.Config) { c.Kernel.Name = "matern52" }},
 	"gp-ucb":       {"gp-ucb", func(c *study.Config) { c.Policy = "gp-ucb" }},
 	"ada-bkb":      {"ada-bkb", func(c *study.Config) { c.Policy = "ada-bkb" }},
@@ -55,7 +58,7 @@ var RegretVariants = map[string]RegretVariant{
 
 // ParseVariant returns the variant named name, with optional
 // modifiers after slashes: "bkb/beta=3/kernel=rbf/init=20/n=2048",
-// "bkb/policy=bkb-thompson".
+// "bkb/policy=bkb-thompson", "bkb/warp=auto".
 func ParseVariant(name string) (RegretVariant, error) {
 	parts := strings.Split(name, "/")
 	v, ok := RegretVariants[parts[0]]
@@ -73,6 +76,8 @@ func ParseVariant(name string) (RegretVariant, error) {
 			mods = append(mods, func(c *study.Config) { c.Kernel.Name = val })
 		case "policy":
 			mods = append(mods, func(c *study.Config) { c.Policy = val })
+		case "warp":
+			mods = append(mods, func(c *study.Config) { c.Warp = val })
 		case "init", "n", "fit_every":
 			n, err := strconv.Atoi(val)
 			if err != nil {

@@ -25,7 +25,7 @@ func ExampleLookup() {
 	// branin:2 on [-5 0] x [10 15]: min 0.397887 at 3 points
 	// f(pi, 2.275) = 0.397887
 	// ackley:5 0 [0 0 0 0 0]
-	// objectives: unknown function "bananas"; valid names: ackley, branin, hartmann3, hartmann6, levy, michalewicz, rosenbrock, shekel, sixhumpcamel, styblinskitang
+	// objectives: unknown function "bananas"; valid names: ackley, beale, booth, branin, colville, dixonprice, goldsteinprice, hartmann3, hartmann6, levy, matyas, mccormick, michalewicz, powell, rastrigin, rosenbrock, shekel, sixhumpcamel, styblinskitang, sumsquares, threehumpcamel, trid, zakharov
 }
 
 func ExampleNewReward() {

@@ -31,6 +31,24 @@ var published = []struct {
 	{"michalewicz", -1.8013, 0.5e-4, [][]float64{{2.20, 1.57}}, 2e-4},
 	// At (4, 4, 4, 4) the value is -10.536284.
 	{"shekel", -10.5364, 0.5e-4, [][]float64{{4, 4, 4, 4}}, 2e-4},
+	// The held-out suite (heldout.go).
+	{"goldsteinprice", 3, 0, [][]float64{{0, -1}}, 0},
+	{"beale", 0, 0, [][]float64{{3, 0.5}}, 0},
+	{"booth", 0, 0, [][]float64{{1, 3}}, 0},
+	{"matyas", 0, 0, [][]float64{{0, 0}}, 0},
+	{"threehumpcamel", 0, 0, [][]float64{{0, 0}}, 0},
+	// The SFU page prints -1.9133, but -sqrt(3)/2 - pi/3 = -1.913223
+	// rounds to -1.9132 (see McCormick).
+	{"mccormick", -1.9132, 0.5e-4, [][]float64{{-0.54719, -1.54719}}, 0.5e-4},
+	{"colville", 0, 0, [][]float64{{1, 1, 1, 1}}, 0},
+	{"powell", 0, 0, [][]float64{{0, 0, 0, 0}}, 0},
+	// In 2 dimensions the minimiser is (1, 2^(-1/2)), 0.7071 as printed.
+	{"dixonprice", 0, 0, [][]float64{{1, 0.7071}}, 1e-3},
+	{"zakharov", 0, 0, [][]float64{{0, 0}}, 0},
+	{"rastrigin", 0, 0, [][]float64{{0, 0}}, 0},
+	{"sumsquares", 0, 0, [][]float64{{0, 0}}, 0},
+	// d = 2: -d (d + 4)(d - 1)/6 = -2 at x_i = i (d + 1 - i) = (2, 2).
+	{"trid", -2, 0, [][]float64{{2, 2}}, 0},
 }
 
 func TestPublishedOptima(t *testing.T) {
@@ -87,7 +105,8 @@ func allFunctions(t *testing.T) []*Function {
 		}
 		fs = append(fs, f)
 	}
-	return append(fs, Ackley(1), Ackley(5), Rosenbrock(6), Levy(1), Levy(7), StyblinskiTang(1), StyblinskiTang(5))
+	return append(fs, Ackley(1), Ackley(5), Rosenbrock(6), Levy(1), Levy(7), StyblinskiTang(1), StyblinskiTang(5),
+		DixonPrice(4), Zakharov(4), Rastrigin(4), SumSquares(4), Trid(4), Trid(6))
 }
 
 // minTol is the accuracy to which the refined MinValue is checked.
@@ -279,7 +298,7 @@ func TestLookup(t *testing.T) {
 	}
 
 	for _, tc := range []struct{ in, want string }{
-		{"nope", "valid names: ackley, branin, hartmann3"},
+		{"nope", "valid names: ackley, beale, booth, branin"},
 		{"", "unknown function"},
 		{"branin:3", "fixed dimension 2"},
 		{"hartmann6:3", "fixed dimension 6"},
@@ -311,8 +330,9 @@ func TestLookupReturnsFreshCopies(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	t.Parallel()
-	want := []string{"ackley", "branin", "hartmann3", "hartmann6", "levy", "michalewicz",
-		"rosenbrock", "shekel", "sixhumpcamel", "styblinskitang"}
+	want := []string{"ackley", "beale", "booth", "branin", "colville", "dixonprice", "goldsteinprice",
+		"hartmann3", "hartmann6", "levy", "matyas", "mccormick", "michalewicz", "powell", "rastrigin",
+		"rosenbrock", "shekel", "sixhumpcamel", "styblinskitang", "sumsquares", "threehumpcamel", "trid", "zakharov"}
 	if got := Names(); !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}

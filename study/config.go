@@ -47,16 +47,19 @@ const (
 	// Lambda and explores differently where the box is covered and the
 	// values noisy (noise.go). Each version's studies replay as written.
 	CurrentVersion = 4
-	// LatestVersion is the newest version a study can ask for (Config.Version):
-	// version 5 redraws BKB's dictionary only when the variance gained
-	// since the last draw is large (BBKB's resparsification rule,
-	// refine.go), draws it at a refit from the previous dictionary's
-	// posterior (version 4 put every observed point into S there), uses
-	// gp's exact core for near-dependent points (gp.DTC.SetLegacyCore off)
-	// and keeps them out of S (gp.DTC.SetDropNearDependent). It is opt-in
-	// until the regret benchmark of docs/optimizer.md has been rerun on
-	// it: docs/scaling.md has its long-study figures.
-	LatestVersion = 5
+	// LatestVersion is the newest version a study can ask for
+	// (Config.Version). Version 5, the long-study engine, redraws BKB's
+	// dictionary only when the variance gained since the last draw is large
+	// (BBKB's resparsification rule, refine.go), draws it at a refit from
+	// the previous dictionary's posterior (version 4 put every observed
+	// point into S there), uses gp's exact core for near-dependent points
+	// (gp.DTC.SetLegacyCore off) and keeps them out of S
+	// (gp.DTC.SetDropNearDependent): docs/long-studies.md. Version 6 adds
+	// to version 5 the warp of the values by default (Warp auto, warp.go)
+	// and local quadratic steps once a third of the budget is spent
+	// (localstep.go): docs/robust.md. Both are opt-in until the regret
+	// benchmark of docs/optimizer.md has been rerun on them.
+	LatestVersion = 6
 	// DefaultFitEvery is the warm refit period of version 2 (see Fit).
 	DefaultFitEvery = 10
 	// DefaultArmCountV2 is the default number of sobol, lhs and random
@@ -167,6 +170,10 @@ type Config struct {
 	// RawValues tells the GP raw values instead of values standardized by
 	// the initial design.
 	RawValues bool `json:"raw_values,omitempty"`
+	// Warp is the transform of the values the GP is told: WarpAuto (a
+	// Box-Cox power fitted by likelihood, warp.go; the default from
+	// version 6), WarpNone (an affine map; the default before) or WarpLog.
+	Warp string `json:"warp,omitempty"`
 	// FitEvery refits the length scale every k completed evaluations
 	// (0: never in version 1; DefaultFitEvery in version 2).
 	FitEvery int `json:"fit_every,omitempty"`
@@ -364,6 +371,9 @@ func (c *Config) Normalize() error {
 		if v2 {
 			c.Init = max(5, 2*c.Space.Dim())
 		}
+	}
+	if err := c.normalizeWarp(); err != nil {
+		return err
 	}
 	return c.normalizeV2()
 }

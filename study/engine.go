@@ -58,6 +58,7 @@ type engine struct {
 	lengthScale float64
 	shift       float64
 	scale       float64
+	warp        Warp // the output transform (warp.go), Kind "" without one
 
 	succ    []observation // completed evaluations in completion order
 	pending map[int]int   // trial -> arm of asked, unfinished trials
@@ -152,7 +153,9 @@ func (e *engine) reward(v float64) float64 {
 }
 
 // told is the value told to the policy.
-func (e *engine) told(v float64) float64 { return (e.reward(v) - e.shift) / e.scale }
+func (e *engine) told(v float64) float64 {
+	return (e.warp.warpedReward(e.reward(v)) - e.shift) / e.scale
+}
 
 // timed adds the time since start to the policy time.
 func (e *engine) timed(start time.Time) { e.policySeconds += time.Since(start).Seconds() }
@@ -163,6 +166,9 @@ func (e *engine) suggest() (int, error) {
 	if e.ref != nil {
 		if len(e.succ) < e.cfg.Init {
 			return e.designArm(), nil
+		}
+		if a := e.localArm(); a >= 0 {
+			return a, nil // version 6's local quadratic step (localstep.go)
 		}
 		u, err := e.ref.suggest(e)
 		if err != nil {
@@ -235,6 +241,10 @@ func (e *engine) standardize(k int) {
 	r := make([]float64, k)
 	for i, o := range e.succ[:k] {
 		r[i] = e.reward(o.value)
+	}
+	if e.cfg.warps() {
+		e.warp, e.shift, e.scale = standardizeWarped(e.cfg.Warp, r)
+		return
 	}
 	e.shift = stat.Mean(r, nil)
 	e.scale = 1

@@ -101,6 +101,7 @@ type refiner struct {
 	lastFull  int           // observations at the last full (cold) fit
 	shift     float64       // rewards are told as (r - shift)/scale
 	scale     float64
+	warp      Warp    // the output transform (warp.go), Kind "" without one
 	threshold float64 // improvement threshold of the trust region, reward units
 
 	dtc    *gp.DTC
@@ -242,7 +243,7 @@ func (r *refiner) trackRegion(x []float64, v float64) {
 	if r.local != nil {
 		ref = r.localBest
 	}
-	improved := v > ref+r.threshold
+	improved := r.improves(v, ref)
 	r.best = math.Max(r.best, v)
 	if r.local != nil && v > r.localBest {
 		r.localBest = v
@@ -257,11 +258,15 @@ func (r *refiner) trackRegion(x []float64, v float64) {
 	}
 }
 
-func (r *refiner) toldValue(v float64) float64 { return (v - r.shift) / r.scale }
+func (r *refiner) toldValue(v float64) float64 { return (r.warp.warpedReward(v) - r.shift) / r.scale }
 
 // standardize sets the reward map from all observations.
 func (r *refiner) standardize(e *engine) {
 	if r.cfg.RawValues {
+		return
+	}
+	if r.cfg.warps() {
+		r.standardizeWarped(e)
 		return
 	}
 	var s, ss float64

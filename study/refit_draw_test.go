@@ -33,7 +33,10 @@ func TestRefitDrawsFromPreviousDictionary(t *testing.T) {
 			t.Fatal(err)
 		}
 		ctx := context.Background()
-		s, err := Create(ctx, storage.NewMemory(), "refit", Config{Space: space, Budget: 150, Seed: 3, Version: tc.version})
+		// Warp none: on Branin version 6's warped values make S hold
+		// nearly every point by 50 observations, which says nothing of the
+		// draw.
+		s, err := Create(ctx, storage.NewMemory(), "refit", Config{Space: space, Budget: 150, Seed: 3, Version: tc.version, Warp: WarpNone})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -118,6 +118,9 @@ func (e *engine) encode(w *snapenc.Writer) error {
 	w.Int(e.diverged)
 	w.Int(e.ignored)
 	w.Float(e.fitSeconds)
+	if e.cfg.warps() {
+		w.Floats(e.ref.warp.encodeFloats())
+	}
 	return e.ref.encode(w)
 }
 
@@ -225,6 +228,13 @@ func decodeEngine(cfg *Config, rd *snapenc.Reader) (*engine, error) {
 	}
 	e.diverged, e.ignored = rd.Int(), rd.Int()
 	e.fitSeconds = rd.Float()
+	if e.cfg.warps() {
+		if w, err := decodeWarpFloats(rd.Floats()); err != nil && rd.Err() == nil {
+			rd.Fail("%v", err)
+		} else {
+			e.ref.warp = w
+		}
+	}
 	if err := rd.Err(); err != nil {
 		return nil, err
 	}

@@ -813,6 +813,9 @@ type Info struct {
 	// Study that has not built its engine reads them there rather than
 	// replay the records); 0 with Arms 0: no model information.
 	AsOf int
+	// Warp is the output transform fitted to the values (nil when the
+	// study does not warp them, Config.Warp none).
+	Warp *Warp
 }
 
 // Info returns the study's model information.
@@ -825,7 +828,7 @@ func (s *Study) Info() Info {
 	}
 	e := s.eng
 	return Info{Arms: e.n, PolicySeconds: e.policySeconds, LengthScale: e.lengthScale, Fits: slices.Clone(e.fits),
-		Stats: e.stats(), Diverged: e.diverged, Ignored: e.ignored}
+		Stats: e.stats(), Diverged: e.diverged, Ignored: e.ignored, Warp: e.warpInfo()}
 }
 
 // Arms returns the candidate set: one point per row (values per

@@ -254,7 +254,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	info := s.Info()
 	res := newResult(sp, info.Arms, s.Trials(), of.top)
 	res.Study = w.String()
-	res.LengthScale, res.Fits, res.Numerics = info.LengthScale, info.Fits, info.Stats
+	res.LengthScale, res.Fits, res.Numerics, res.Warp = info.LengthScale, info.Fits, info.Stats, info.Warp
 	return writeOutputs(stdout, &of, res, sp, s.Trials())
 }
 

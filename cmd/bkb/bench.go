@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -81,6 +83,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	regret := fs.Bool("regret", false, "run the regret benchmark instead: simple and cumulative regret on continuous test functions, noise-free and noisy, against random search and the fixed-set policies (docs/optimizer.md); --markdown, --csv and --plot write its outputs")
 	regretProblems := fs.StringSlice("regret-problems", []string{"branin:60", "hartmann3:200", "hartmann6:200/500"}, "--regret: problems as name[:dim]:T[/T...] (checkpoints)")
 	regretOpt := fs.StringSlice("regret-optimizers", []string{"bkb", "bkb-fixed", "gp-ucb-fixed", "random"}, "--regret: optimizers (bench.RegretVariants, with /beta=, /kernel=, /init=, /n=, /lambda= modifiers)")
+	regretSuite := fs.String("regret-suite", "", "--regret: run a half of the held-out suite, tune or heldout (its problems unless --regret-problems is given), and print the suite's summary against the peers (docs/robust.md)")
+	regretPeers := fs.String("regret-peers", "", "--regret: JSON lines of peer runs (bench/peers/optuna_suite.py) to compare in the suite's summary")
+	regretFrom := fs.StringSlice("regret-from", nil, "--regret: instead of running, read the runs of earlier --csv files and write their tables (with --regret-peers and --regret-suite, the suite's summary)")
+	regretAgainst := fs.StringSlice("regret-against", nil, "--regret-suite: the optimizers the summary compares --regret-ours with (default: the peers, optuna-...)")
+	regretOurs := fs.String("regret-ours", "bkb", "--regret-suite: the optimizer the summary compares with the peers")
 	regretNoise := fs.Float64Slice("regret-noise", []float64{0}, "--regret: noise standard deviations as fractions of the function's range over its box")
 	long := fs.Bool("long", false, "run the long-study benchmark instead: the policy's CPU time per trial over the last tenth of runs of growing budgets, with simple regret and dictionary size (docs/scaling.md); use --jobs 1 or GOMAXPROCS=1 for the figures of the docs")
 	longProblems := fs.StringSlice("long-problems", []string{"hartmann6", "ackley:10"}, "--long: problems as name[:dim]")
@@ -117,7 +124,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				return err
 			}
 		}
-		return runRegret(ctx, *regretProblems, *regretOpt, *regretNoise, *seeds, j, regretOutputs{*mdPath, *csvPath, *plotPath}, false, stdout, stderr)
+		problems := *regretProblems
+		if *regretSuite != "" && !fs.Changed("regret-problems") {
+			var err error
+			if problems, err = bench.RobustSuite(*regretSuite); err != nil {
+				return usageError{trimPkg(err)}
+			}
+		}
+		out := regretOutputs{markdown: *mdPath, csv: *csvPath, plot: *plotPath, peers: *regretPeers, ours: *regretOurs, against: *regretAgainst, suite: *regretSuite != "" || *regretPeers != "", from: *regretFrom}
+		return runRegret(ctx, problems, *regretOpt, *regretNoise, *seeds, j, out, false, stdout, stderr)
 	}
 	if *scale {
 		ls := *ls
@@ -510,7 +525,15 @@ func runScale(ctx context.Context, cfg bench.ScaleConfig, mdPath, progressMode s
 // noise level, optimizer and seed, jobs at a time, and prints a Markdown
 // table of medians over seeds.
 // regretOutputs are the files bench --regret writes besides its table.
-type regretOutputs struct{ markdown, csv, plot string }
+// With suite, the suite's summary against the peers' runs (the JSON lines
+// of the file peers) follows the table, ours the optimizer compared.
+type regretOutputs struct {
+	markdown, csv, plot string
+	peers, ours         string
+	against             []string
+	suite               bool
+	from                []string // CSV files of earlier runs to read instead of running
+}
 
 func runRegret(ctx context.Context, problems, optimizers []string, noise []float64, seeds, jobs int, out regretOutputs, long bool, stdout, stderr io.Writer) error {
 	type job struct {
@@ -522,7 +545,20 @@ func runRegret(ctx context.Context, problems, optimizers []string, noise []float
 		out  bench.RegretRun
 		err  error
 	}
+	var peer []bench.RegretRun
+	if out.peers != "" {
+		b, err := os.ReadFile(out.peers)
+		if err != nil {
+			return usageError{err}
+		}
+		if peer, err = bench.ReadPeerRuns(bytes.NewReader(b)); err != nil {
+			return usageError{trimPkg(err)}
+		}
+	}
 	var jobsList []*job
+	if len(out.from) > 0 {
+		problems = nil
+	}
 	for _, spec := range problems {
 		i := strings.LastIndex(spec, ":")
 		name, ts, ok := spec[:max(i, 0)], spec[i+1:], i > 0
@@ -586,6 +622,13 @@ func runRegret(ctx context.Context, problems, optimizers []string, noise []float
 		return fmt.Errorf("%w: regret benchmark stopped after %d of %d runs", errInterrupted, done, len(jobsList))
 	}
 	var runs []bench.RegretRun
+	for _, path := range out.from {
+		rs, err := readRegretCSV(path)
+		if err != nil {
+			return usagef("--regret-from: %v", err)
+		}
+		runs = append(runs, rs...)
+	}
 	for _, j := range jobsList {
 		if j.err != nil {
 			return fmt.Errorf("%s/%s seed %d: %v", j.p.Name(), j.v.Name, j.seed, j.err)
@@ -593,6 +636,25 @@ func runRegret(ctx context.Context, problems, optimizers []string, noise []float
 		runs = append(runs, j.out)
 	}
 	write := bench.WriteRegretMarkdown
+	if out.suite {
+		runs = append(runs, peer...)
+		wide := map[string]bool{}
+		for _, r := range runs {
+			if _, ok := wide[r.Problem]; !ok {
+				if f, err := objectives.Lookup(r.Problem); err == nil {
+					wide[r.Problem] = bench.WideRatio(f) >= bench.WideThreshold
+				}
+			}
+		}
+		write = func(w io.Writer, runs []bench.RegretRun) error {
+			if err := bench.WriteRegretMarkdown(w, runs); err != nil {
+				return err
+			}
+			fmt.Fprintln(w)
+			_, err := bench.WriteSuiteMarkdown(w, runs, out.ours, out.against, wide)
+			return err
+		}
+	}
 	if long {
 		rss := cputime.PeakRSS()
 		write = func(w io.Writer, runs []bench.RegretRun) error { return bench.WriteLongMarkdown(w, runs, rss) }
@@ -623,6 +685,57 @@ func runRegret(ctx context.Context, problems, optimizers []string, noise []float
 		fmt.Fprintf(stdout, "plot: %s\n", out.plot)
 	}
 	return nil
+}
+
+// readRegretCSV reads the runs writeRegretCSV wrote (the simple and
+// cumulative regret at each checkpoint).
+func readRegretCSV(path string) ([]bench.RegretRun, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if len(rows) == 0 || len(rows[0]) < 7 || rows[0][0] != "problem" || rows[0][5] != "simple_regret" {
+		return nil, fmt.Errorf("%s: not a CSV of bkb bench --regret", path)
+	}
+	type key struct{ prob, budget, opt, seed string }
+	var keys []key
+	runs := map[key]*bench.RegretRun{}
+	for i, row := range rows[1:] {
+		if len(row) < 7 {
+			return nil, fmt.Errorf("%s:%d: %d fields", path, i+2, len(row))
+		}
+		k := key{row[0], row[1], row[2], row[3]}
+		t, err1 := strconv.Atoi(row[4])
+		simple, err2 := strconv.ParseFloat(row[5], 64)
+		cum, err3 := strconv.ParseFloat(row[6], 64)
+		seed, err4 := strconv.ParseUint(row[3], 10, 64)
+		if err := errors.Join(err1, err2, err3, err4); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", path, i+2, err)
+		}
+		r := runs[k]
+		if r == nil {
+			r = &bench.RegretRun{Problem: row[0], Variant: row[2], Seed: seed}
+			runs[k] = r
+			keys = append(keys, k)
+		}
+		r.Checkpoints = append(r.Checkpoints, t)
+		r.Simple = append(r.Simple, simple)
+		r.Cum = append(r.Cum, cum)
+		if len(row) >= 10 {
+			r.PolicyMS, _ = strconv.ParseFloat(row[7], 64)
+			r.FitMS, _ = strconv.ParseFloat(row[8], 64)
+			r.CandMS, _ = strconv.ParseFloat(row[9], 64)
+		}
+	}
+	out := make([]bench.RegretRun, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, *runs[k])
+	}
+	return out, nil
 }
 
 // writeRegretCSV writes one row per run and checkpoint.

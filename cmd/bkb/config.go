@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -120,6 +121,8 @@ type configFlags struct {
 	minimize    bool
 	init        int
 	noStd       bool
+	warp        string
+	fileWarp    string // the space file's "warp", if any
 	maxFailures int
 	minBatch    int
 	version     int
@@ -157,15 +160,16 @@ func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
 	fs.BoolVar(&c.minimize, "minimize", false, "minimize the objective (the default)")
 	fs.IntVar(&c.init, "init", 0, "initial design size: random arms before the policy starts (default max(5, 2d), d the number of parameters)")
 	fs.BoolVar(&c.noStd, "no-standardize", false, "tell the GP raw values instead of values standardized by the initial design")
+	fs.StringVar(&c.warp, "warp", "", "transform of the values the GP is told: auto (a Box-Cox power fitted by likelihood, for values that span orders of magnitude), log or none (an affine map; the default of new studies: docs/robust.md)")
 	fs.IntVar(&c.maxFailures, "max-failures", 10, "stop the run after this many failed evaluations (0: never)")
-	fs.IntVar(&c.version, "config-version", 0, fmt.Sprintf("configuration version of a new study, 1 to %d (default %d; %d opts in to the long-study engine of docs/long-studies.md)", study.LatestVersion, study.CurrentVersion, study.LatestVersion))
+	fs.IntVar(&c.version, "config-version", 0, fmt.Sprintf("configuration version of a new study, 1 to %d (default %d; 5 opts in to the long-study engine of docs/long-studies.md, 6 adds output warping and local steps, docs/robust.md)", study.LatestVersion, study.CurrentVersion))
 	fs.IntVar(&c.minBatch, "min-batch", 0, "policy bbkb: keep a batch open until it holds this many arms (optimize: default --workers; 0: the paper's batch rule alone)")
 }
 
 // configFlagNames lists the flags that define a study (ignored on resume).
 var configFlagNames = []string{"objective", "noise", "plugin", "one-shot", "timeout", "max-restarts", "space", "lower", "upper", "names",
 	"arms", "n", "per-dim", "arms-file", "arms-seed", "policy", "kernel", "length-scale", "fit-length-scale", "lambda", "qbar",
-	"beta", "incremental", "seed", "maximize", "minimize", "init", "no-standardize", "max-failures", "candidates", "fit", "min-batch", "config-version"}
+	"beta", "incremental", "seed", "maximize", "minimize", "init", "no-standardize", "max-failures", "candidates", "fit", "min-batch", "config-version", "warp"}
 
 // build validates the flags and returns the study. extra is the plugin
 // command given after "--", if any. external makes a study with no
@@ -173,7 +177,7 @@ var configFlagNames = []string{"objective", "noise", "plugin", "one-shot", "time
 func (c *configFlags) build(fs *pflag.FlagSet, extra []string, external bool) (*spec, error) {
 	cfg := study.Config{Seed: c.seed, Budget: c.budget, Lambda: c.lambda, Qbar: c.qbar, Beta: c.beta,
 		Incremental: c.incremental, MaxFailures: c.maxFailures, RawValues: c.noStd, FitEvery: c.fitEvery, Init: c.init,
-		Policy: c.policy, Kernel: study.Kernel{Name: c.kernel, LengthScale: c.lengthScale}, Candidates: c.candidates, Fit: c.fit, MinBatch: c.minBatch, Version: c.version}
+		Policy: c.policy, Kernel: study.Kernel{Name: c.kernel, LengthScale: c.lengthScale}, Candidates: c.candidates, Fit: c.fit, MinBatch: c.minBatch, Version: c.version, Warp: c.warp}
 	if c.maximize && c.minimize {
 		return nil, usagef("--maximize and --minimize are exclusive")
 	}
@@ -299,10 +303,38 @@ func (c *configFlags) build(fs *pflag.FlagSet, extra []string, external bool) (*
 		return nil, err
 	}
 	cfg.Space = space
+	if c.fileWarp != "" {
+		if fs.Changed("warp") && !strings.EqualFold(c.warp, c.fileWarp) {
+			return nil, usagef("--warp %s and the space file's \"warp\": %q differ: give one", c.warp, c.fileWarp)
+		}
+		cfg.Warp = c.fileWarp
+	}
 	if err := cfg.Normalize(); err != nil {
 		return nil, usageError{trimPkg(err)}
 	}
 	return newSpec(cfg, obj)
+}
+
+// spaceFileWarp takes the optional top-level "warp" key (a study setting,
+// Config.Warp, beside the parameters) out of the space file b, returning
+// the file without it for study.ReadSpace. A file without the key is
+// returned unchanged.
+func spaceFileWarp(b []byte) ([]byte, string, error) {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(b, &top) != nil {
+		return b, "", nil // ReadSpace reports what is wrong
+	}
+	raw, ok := top["warp"]
+	if !ok {
+		return b, "", nil
+	}
+	var w string
+	if err := json.Unmarshal(raw, &w); err != nil || w == "" {
+		return nil, "", fmt.Errorf(`"warp" must be one of "auto", "none" or "log", got %s`, raw)
+	}
+	delete(top, "warp")
+	rest, err := json.Marshal(top)
+	return rest, w, err
 }
 
 // space resolves the search space from --space, --lower/--upper, the
@@ -323,7 +355,14 @@ func (c *configFlags) space(fs *pflag.FlagSet, fn *objectives.Function) (study.S
 			return s, usageError{err}
 		}
 		defer f.Close()
-		s, err = study.ReadSpace(f)
+		b, err := io.ReadAll(io.LimitReader(f, study.MaxSpaceFile+1))
+		if err != nil {
+			return s, usagef("space file %s: %v", c.spaceFile, err)
+		}
+		if b, c.fileWarp, err = spaceFileWarp(b); err != nil {
+			return s, usagef("space file %s: %v", c.spaceFile, err)
+		}
+		s, err = study.ReadSpace(bytes.NewReader(b))
 		if err != nil {
 			return s, usagef("space file %s: %v", c.spaceFile, err)
 		}

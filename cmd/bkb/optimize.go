@@ -235,6 +235,7 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	res.LengthScale = info.LengthScale
 	res.Fits = info.Fits
 	res.Numerics = info.Stats
+	res.Warp = info.Warp
 	res.setBestArm(sp, s)
 	if runErr != nil {
 		res.Error = runErr.Error()

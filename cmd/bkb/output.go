@@ -131,6 +131,7 @@ type result struct {
 	LengthScale float64           `json:"length_scale"`
 	Fits        []study.FitResult `json:"length_scale_fits,omitempty"`
 	Numerics    bandit.Stats      `json:"model"`
+	Warp        *study.Warp       `json:"warp,omitempty"`
 	Error       string            `json:"error,omitempty"`
 
 	space study.Space
@@ -324,6 +325,9 @@ func (r *result) writeText(w io.Writer) error {
 			fmt.Fprintf(w, "length scale %s (fitted %d times; last at %d observations, log marginal likelihood %.4g)\n",
 				fmtVal(f.LengthScale), len(r.Fits), f.Observations, f.LogMarginal)
 		}
+	}
+	if r.Warp != nil {
+		fmt.Fprintf(w, "output warp: %s\n", r.Warp)
 	}
 	if n := r.Numerics; n.VarianceClamps > 0 || n.Jitter > 0 || n.RetryJitter > 0 {
 		fmt.Fprintf(w, "numerics: %d negative variances clamped to 0, %d pivots jittered, %d factorizations retried with jitter (ill-conditioned kernel matrix: try a shorter length scale or a larger lambda)\n",

@@ -1,0 +1,272 @@
+package study
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/bkb-go/bkb/objectives"
+	"github.com/bkb-go/bkb/storage"
+)
+
+// refLogLik is the Gaussian log likelihood of the costs under the Box-Cox
+// model at power lambda, computed independently of warp.go: the
+// transformed values y_i = (z_i^lambda - 1)/lambda by math.Pow, their
+// maximum-likelihood mean and variance, the normal densities summed, and
+// the Jacobian |dy/dc| by central differences of y in c.
+func refLogLik(w Warp, costs []float64, lambda float64) float64 {
+	y := func(c float64) float64 {
+		z := (c - w.Min + w.Delta) / (w.Max - w.Min + w.Delta)
+		if lambda == 0 {
+			return math.Log(z)
+		}
+		return (math.Pow(z, lambda) - 1) / lambda
+	}
+	n := float64(len(costs))
+	var m, v, jac float64
+	for _, c := range costs {
+		m += y(c) / n
+	}
+	for _, c := range costs {
+		v += (y(c) - m) * (y(c) - m) / n
+		h := 1e-6 * (c - w.Min + w.Delta)
+		jac += math.Log((y(c+h) - y(c-h)) / (2 * h))
+	}
+	var ll float64
+	for _, c := range costs {
+		ll += -0.5*math.Log(2*math.Pi*v) - (y(c)-m)*(y(c)-m)/(2*v)
+	}
+	return ll + jac
+}
+
+// lognormalCosts returns n costs exp(s N(0,1)) + 10 (a shifted log-normal:
+// values over orders of magnitude for s of a few).
+func lognormalCosts(n int, s float64, seed uint64) []float64 {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = 10 + math.Exp(s*rng.NormFloat64())
+	}
+	return out
+}
+
+func TestWarpProfileMatchesLikelihood(t *testing.T) {
+	t.Parallel()
+	costs := lognormalCosts(60, 2, 1)
+	w := fitWarp(WarpAuto, costs)
+	if !w.active() {
+		t.Fatalf("no warp fitted to log-normal costs: %+v", w)
+	}
+	z := make([]float64, len(costs))
+	var logSum float64
+	for i, c := range costs {
+		z[i] = w.z(c)
+		logSum += math.Log(z[i])
+	}
+	// The profile differs from the full likelihood by a constant in
+	// lambda: compare differences against lambda 1.
+	for _, l := range []float64{-1, -0.5, 0, 0.3, 0.7} {
+		got := boxCoxProfile(z, logSum, l) - boxCoxProfile(z, logSum, 1)
+		want := refLogLik(w, costs, l) - refLogLik(w, costs, 1)
+		if math.Abs(got-want) > 1e-5*(1+math.Abs(want)) {
+			t.Errorf("lambda %v: profile difference %.10g, likelihood difference %.10g", l, got, want)
+		}
+	}
+}
+
+func TestWarpFitMaximizesLikelihood(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		costs []float64
+	}{
+		{"lognormal s=1", lognormalCosts(50, 1, 2)},
+		{"lognormal s=3", lognormalCosts(80, 3, 3)},
+		{"goldstein-price", designCosts(t, "goldsteinprice", 40)},
+		{"colville", designCosts(t, "colville", 40)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := fitWarp(WarpAuto, tc.costs)
+			if !w.active() {
+				t.Fatalf("not warped: %+v", w)
+			}
+			// Brute force: the likelihood on a grid of step 1e-3.
+			bestL, best := 0.0, math.Inf(-1)
+			for i := 0; i <= 2000; i++ {
+				l := -1 + float64(i)*1e-3
+				if v := refLogLik(w, tc.costs, l); v > best {
+					bestL, best = l, v
+				}
+			}
+			if math.Abs(w.Lambda-bestL) > 2e-3 {
+				t.Errorf("fitted lambda %v, brute-force maximizer %v", w.Lambda, bestL)
+			}
+			lrt := 2 * (best - refLogLik(w, tc.costs, 1))
+			if math.Abs(w.LRT-lrt) > 1e-3*(1+lrt) {
+				t.Errorf("likelihood ratio %v, brute force %v", w.LRT, lrt)
+			}
+		})
+	}
+}
+
+// designCosts are f at n random points of the function's box.
+func designCosts(t *testing.T, name string, n int) []float64 {
+	t.Helper()
+	f, err := objectives.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts, err := objectives.Uniform(f.Domain(), n, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = f.Value(pts.RawRowView(i))
+	}
+	return out
+}
+
+func TestWarpAutoLeavesGaussianValues(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(4, 4))
+	costs := make([]float64, 100)
+	for i := range costs {
+		costs[i] = 5 + rng.NormFloat64()
+	}
+	if w := fitWarp(WarpAuto, costs); w.active() {
+		t.Errorf("Gaussian values warped: %v", w)
+	}
+	// log is forced whatever the likelihood says.
+	if w := fitWarp(WarpLog, costs); !w.active() || w.Lambda != 0 {
+		t.Errorf("warp log: %+v", w)
+	}
+	// Too few distinct values: no warp.
+	if w := fitWarp(WarpLog, []float64{1, 1, 2, 2, 3, 3, 1e6}); w.active() {
+		t.Errorf("warp of 4 distinct values: %+v", w)
+	}
+}
+
+func TestWarpApplyIsIncreasing(t *testing.T) {
+	t.Parallel()
+	w := fitWarp(WarpAuto, designCosts(t, "goldsteinprice", 30))
+	if !w.active() {
+		t.Fatal("not warped")
+	}
+	// From far below the least cost (the linear continuation) to beyond
+	// the largest: strictly increasing and continuous at Min.
+	prev := math.Inf(-1)
+	for c := w.Min - 100*w.Delta; c < 2*w.Max; c += (2*w.Max - w.Min + 100*w.Delta) / 5000 {
+		v := w.apply(c)
+		if !(v > prev) || math.IsNaN(v) {
+			t.Fatalf("w(%v) = %v after %v", c, v, prev)
+		}
+		prev = v
+	}
+	h := 1e-9 * w.Delta
+	if a, b := w.apply(w.Min-h), w.apply(w.Min+h); math.Abs(a-b) > 1e-6*math.Abs(w.apply(w.Min+w.Delta)-w.apply(w.Min)) {
+		t.Errorf("w jumps at Min: %v, %v", a, b)
+	}
+}
+
+func TestWarpConfig(t *testing.T) {
+	t.Parallel()
+	sp, _ := Box(nil, []float64{0}, []float64{1})
+	for _, tc := range []struct {
+		cfg      Config
+		want     string
+		errMatch string
+	}{
+		{Config{Space: sp}, WarpNone, ""},
+		{Config{Space: sp, Version: 4}, WarpNone, ""},
+		{Config{Space: sp, Version: 5}, WarpNone, ""},
+		{Config{Space: sp, Version: 6}, WarpAuto, ""},
+		{Config{Space: sp, Version: 6, RawValues: true}, WarpNone, ""},
+		{Config{Space: sp, Version: 4, Warp: "LOG"}, WarpLog, ""},
+		{Config{Space: sp, Version: 1, Warp: "auto"}, WarpAuto, ""},
+		{Config{Space: sp, Warp: "box-cox"}, "", "warp \"box-cox\""},
+		{Config{Space: sp, Warp: "auto", RawValues: true}, "", "raw values"},
+	} {
+		err := tc.cfg.Normalize()
+		switch {
+		case tc.errMatch != "" && (err == nil || !strings.Contains(err.Error(), tc.errMatch)):
+			t.Errorf("%+v: error %v, want one with %q", tc.cfg, err, tc.errMatch)
+		case tc.errMatch == "" && err != nil:
+			t.Errorf("%+v: %v", tc.cfg, err)
+		case tc.errMatch == "" && tc.cfg.Warp != tc.want:
+			t.Errorf("version %d: warp %q, want %q", tc.cfg.Version, tc.cfg.Warp, tc.want)
+		}
+	}
+}
+
+// TestWarpReplay runs warped studies (growing candidates, and a fixed
+// arm set) on Goldstein-Price, then reopens each from its records: the
+// replay must ask the same next point and report the same transform.
+func TestWarpReplay(t *testing.T) {
+	t.Parallel()
+	f, _ := objectives.Lookup("goldsteinprice")
+	sp, _ := Box(nil, f.Lower, f.Upper)
+	for _, cfg := range []Config{
+		{Space: sp, Budget: 45, Seed: 3, Version: LatestVersion},
+		{Space: sp, Budget: 45, Seed: 3, Warp: WarpLog, Candidates: CandidatesFixed, Policy: "gp-ucb"},
+	} {
+		ctx := context.Background()
+		st := storage.NewMemory()
+		s, err := Create(ctx, st, "w", cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runTrials(t, s, 44, func(tr *Trial) float64 { return f.Value(tr.X) }, false)
+		if _, err := s.Ask(ctx); err != nil {
+			t.Fatal(err)
+		}
+		info := s.Info()
+		if info.Warp == nil || !info.Warp.active() {
+			t.Fatalf("%s: no warp after 44 trials: %+v", cfg.Candidates, info.Warp)
+		}
+		r, err := Load(ctx, st, "w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The reopened study replays the 45 asks (the last one pending)
+		// and must find the same arms.
+		r.Arms()
+		ri := r.Info()
+		if ri.Diverged != 0 || ri.Warp == nil || *ri.Warp != *info.Warp {
+			t.Errorf("%s: replay diverged %d times, warp %+v, want %+v", cfg.Candidates, ri.Diverged, ri.Warp, info.Warp)
+		}
+	}
+}
+
+// TestWarpDirection: maximizing -f asks the same points as minimizing f
+// (the warp and the local steps work on costs either way).
+func TestWarpDirection(t *testing.T) {
+	t.Parallel()
+	f, _ := objectives.Lookup("goldsteinprice")
+	sp, _ := Box(nil, f.Lower, f.Upper)
+	var pts [2][][]float64
+	for i, dir := range []Direction{Minimize, Maximize} {
+		s, err := Create(context.Background(), storage.NewMemory(), "d", Config{Space: sp, Budget: 40, Seed: 5, Version: LatestVersion, Direction: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sign := 1.0
+		if dir == Maximize {
+			sign = -1
+		}
+		for _, tr := range runTrials(t, s, 40, func(tr *Trial) float64 { return sign * f.Value(tr.X) }, false) {
+			pts[i] = append(pts[i], tr.X)
+		}
+		if w := s.Info().Warp; w == nil || !w.active() {
+			t.Fatalf("%s: not warped", dir)
+		}
+	}
+	for k := range pts[0] {
+		if !samePoint(pts[0][k], pts[1][k]) {
+			t.Fatalf("trial %d: minimize asks %v, maximize -f asks %v", k, pts[0][k], pts[1][k])
+		}
+	}
+}
