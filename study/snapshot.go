@@ -67,6 +67,21 @@ func recordDigest(prev [32]byte, r storage.Record) [32]byte {
 		b = append(b, 0)
 	}
 	b = append(b, r.Error...)
+	// Values and Constraints only where present, so that the digests of
+	// records without them are those earlier builds computed.
+	for _, part := range [][]float64{r.Values, r.Constraints} {
+		if r.Values == nil && r.Constraints == nil {
+			break
+		}
+		if part == nil {
+			b = append(b, 0)
+			continue
+		}
+		b = append(b, 1)
+		for _, v := range part {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+		}
+	}
 	return sha256.Sum256(b)
 }
 
