@@ -143,6 +143,11 @@ type refiner struct {
 	// S was last drawn, resparsified counts the draws (version 5).
 	gain         float64
 	resparsified int
+	// tm is the ask's model of further objectives and constraints
+	// (tradeoffs.go), nil without them; frontJoins counts the
+	// observations that joined the feasible Pareto front.
+	tm         *tradeoffModel
+	frontJoins int
 }
 
 func newRefiner(cfg *Config, global *mat.Dense) *refiner {
@@ -187,11 +192,15 @@ func (r *refiner) sync(e *engine) error {
 	}
 	for ; r.nObs < t; r.nObs++ {
 		o := e.succ[r.nObs]
-		if r.skipStale(e, o.trial, e.reward(o.value)) {
+		v := e.reward(o.value)
+		if r.cfg.tradeoffs() {
+			v = r.regionValue(e, r.nObs)
+		}
+		if r.skipStale(e, o.trial, v) {
 			continue
 		}
 		restarts := r.region.Restarts
-		r.trackRegion(e.enc[o.arm*e.e:(o.arm+1)*e.e], e.reward(o.value))
+		r.trackRegion(e.enc[o.arm*e.e:(o.arm+1)*e.e], v)
 		if r.region.Restarts != restarts {
 			r.markPhaseStale(e)
 		}
@@ -739,6 +748,9 @@ func dist(a, b []float64) float64 {
 // values, the one with the best posterior mean (with noise, the best value
 // may be luck; predicting every observation would cost O(t) predictions).
 func (r *refiner) incumbent(e *engine) []float64 {
+	if r.tm != nil {
+		return r.tm.incumbent(e)
+	}
 	idx := make([]int, len(e.succ))
 	for i := range idx {
 		idx[i] = i
@@ -798,6 +810,10 @@ func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (acq
 	if exploitEvery > 0 && r.asks%exploitEvery == 0 && len(avoid) == len(e.pending) {
 		b = 0
 	}
+	if r.tm, err = r.newTradeoffModel(e); err != nil {
+		return nil, nil, err
+	}
+	tm := r.tm
 	var bestMean float64
 	if r.cfg.Policy == "ei" {
 		bestMean = math.Inf(-1)
@@ -812,7 +828,7 @@ func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (acq
 	// sample has an independent part per point; there is nothing for
 	// L-BFGS to polish).
 	r.sample = nil
-	if v4 && r.dtc != nil && len(avoid) == 0 {
+	if v4 && r.dtc != nil && len(avoid) == 0 && tm == nil {
 		if u < 0 {
 			u = r.unexplained()
 		}
@@ -865,6 +881,9 @@ func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (acq
 			}
 			z := (m - bestMean) / sd
 			return (m-bestMean)*normCDF(z) + sd*normPDF(z)
+		}
+		if tm != nil {
+			return tm.score(x, m, sd, b)
 		}
 		return m + b*sd
 	}

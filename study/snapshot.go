@@ -91,7 +91,7 @@ func recordDigest(prev [32]byte, r storage.Record) [32]byte {
 // arm sets' policies are replayed instead.
 func (e *engine) snapshotable() bool {
 	r := e.ref
-	return r != nil && e.policy == nil && r.exact == nil && r.ada == nil && (r.dtc != nil || r.cfg.Policy == "random" ||
+	return r != nil && !e.cfg.tradeoffs() && e.policy == nil && r.exact == nil && r.ada == nil && (r.dtc != nil || r.cfg.Policy == "random" ||
 		len(e.succ) < e.cfg.Init)
 }
 
