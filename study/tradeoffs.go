@@ -178,6 +178,13 @@ type outcomeError struct{ error }
 
 func (e outcomeError) Unwrap() error { return e.error }
 
+// Is makes errors.Is(err, ErrOutcome) hold.
+func (e outcomeError) Is(target error) bool { return target == ErrOutcome }
+
+// ErrOutcome is wrapped by the errors of a tell whose values or constraint
+// values do not fit the study (their number, or a non-finite one).
+var ErrOutcome = errors.New("the outcome does not fit the study")
+
 // outcomeFields returns the Values and Constraints of a tell record:
 // values only for several objectives.
 func (s *Study) outcomeFields(values, cons []float64) ([]float64, []float64) {
@@ -227,13 +234,17 @@ func minimized(c *Config, t TrialResult) []float64 {
 // ParetoFront returns the complete feasible trials no other complete
 // feasible trial dominates, by trial number (for one objective: the best
 // trials). ErrNoFeasible when there is none.
-func (s *Study) ParetoFront() ([]TrialResult, error) {
+func (s *Study) ParetoFront() ([]TrialResult, error) { return ParetoFront(s.cfg, s.Trials()) }
+
+// ParetoFront is Study.ParetoFront on trials of a study of configuration
+// cfg (from Study.Trials).
+func ParetoFront(cfg Config, trials []TrialResult) ([]TrialResult, error) {
 	var ok []TrialResult
 	var pts [][]float64
-	for _, t := range s.Trials() {
+	for _, t := range trials {
 		if t.State == Complete && !t.Infeasible {
 			ok = append(ok, t)
-			pts = append(pts, minimized(&s.cfg, t))
+			pts = append(pts, minimized(&cfg, t))
 		}
 	}
 	if len(ok) == 0 {
@@ -250,20 +261,24 @@ func (s *Study) ParetoFront() ([]TrialResult, error) {
 // worst value of each objective over the complete feasible trials, moved
 // out by a tenth of the values' range (1 where the range is 0), in each
 // objective's own direction. ErrNoFeasible when there is no such trial.
-func (s *Study) DefaultReference() ([]float64, error) {
-	ds := s.cfg.ObjectiveDirections()
+func (s *Study) DefaultReference() ([]float64, error) { return DefaultReference(s.cfg, s.Trials()) }
+
+// DefaultReference is Study.DefaultReference on trials of a study of
+// configuration cfg.
+func DefaultReference(cfg Config, trials []TrialResult) ([]float64, error) {
+	ds := cfg.ObjectiveDirections()
 	lo := make([]float64, len(ds))
 	hi := make([]float64, len(ds))
 	for k := range ds {
 		lo[k], hi[k] = math.Inf(1), math.Inf(-1)
 	}
 	n := 0
-	for _, t := range s.Trials() {
+	for _, t := range trials {
 		if t.State != Complete || t.Infeasible {
 			continue
 		}
 		n++
-		for k, v := range minimized(&s.cfg, t) {
+		for k, v := range minimized(&cfg, t) {
 			lo[k], hi[k] = math.Min(lo[k], v), math.Max(hi[k], v)
 		}
 	}
@@ -289,7 +304,13 @@ func (s *Study) DefaultReference() ([]float64, error) {
 // complete feasible trials up to it: the trace of a multi-objective
 // study's progress.
 func (s *Study) Hypervolumes(ref []float64) ([]float64, error) {
-	ds := s.cfg.ObjectiveDirections()
+	return Hypervolumes(s.cfg, s.Trials(), ref)
+}
+
+// Hypervolumes is Study.Hypervolumes on trials (by number, from
+// Study.Trials) of a study of configuration cfg.
+func Hypervolumes(cfg Config, trials []TrialResult, ref []float64) ([]float64, error) {
+	ds := cfg.ObjectiveDirections()
 	if len(ref) != len(ds) {
 		return nil, fmt.Errorf("study: reference point of %d values for %d objectives", len(ref), len(ds))
 	}
@@ -300,13 +321,12 @@ func (s *Study) Hypervolumes(ref []float64) ([]float64, error) {
 			mref[k] = -ref[k]
 		}
 	}
-	trials := s.Trials()
 	out := make([]float64, len(trials))
 	var pts [][]float64
 	var last float64
 	for i, t := range trials {
 		if t.State == Complete && !t.Infeasible {
-			pts = append(pts, minimized(&s.cfg, t))
+			pts = append(pts, minimized(&cfg, t))
 			// Only the front matters: keep it small.
 			front := pareto.Front(pts)
 			kept := make([][]float64, len(front))

@@ -122,6 +122,7 @@ type configFlags struct {
 	noStd       bool
 	maxFailures int
 	minBatch    int
+	tradeoffFlags
 }
 
 func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
@@ -158,12 +159,13 @@ func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
 	fs.BoolVar(&c.noStd, "no-standardize", false, "tell the GP raw values instead of values standardized by the initial design")
 	fs.IntVar(&c.maxFailures, "max-failures", 10, "stop the run after this many failed evaluations (0: never)")
 	fs.IntVar(&c.minBatch, "min-batch", 0, "policy bbkb: keep a batch open until it holds this many arms (optimize: default --workers; 0: the paper's batch rule alone)")
+	c.tradeoffFlags.register(fs)
 }
 
 // configFlagNames lists the flags that define a study (ignored on resume).
 var configFlagNames = []string{"objective", "noise", "plugin", "one-shot", "timeout", "max-restarts", "space", "lower", "upper", "names",
 	"arms", "n", "per-dim", "arms-file", "arms-seed", "policy", "kernel", "length-scale", "fit-length-scale", "lambda", "qbar",
-	"beta", "incremental", "seed", "maximize", "minimize", "init", "no-standardize", "max-failures", "candidates", "fit", "min-batch"}
+	"beta", "incremental", "seed", "maximize", "minimize", "init", "no-standardize", "max-failures", "candidates", "fit", "min-batch", "directions", "constraints"}
 
 // build validates the flags and returns the study. extra is the plugin
 // command given after "--", if any. external makes a study with no
@@ -294,6 +296,9 @@ func (c *configFlags) build(fs *pflag.FlagSet, extra []string, external bool) (*
 		return nil, err
 	}
 	cfg.Space = space
+	if err := c.tradeoffFlags.apply(fs, &cfg); err != nil {
+		return nil, err
+	}
 	if err := cfg.Normalize(); err != nil {
 		return nil, usageError{trimPkg(err)}
 	}
@@ -318,7 +323,7 @@ func (c *configFlags) space(fs *pflag.FlagSet, fn *objectives.Function) (study.S
 			return s, usageError{err}
 		}
 		defer f.Close()
-		s, err = study.ReadSpace(f)
+		s, err = c.tradeoffFlags.readSpace(f)
 		if err != nil {
 			return s, usagef("space file %s: %v", c.spaceFile, err)
 		}
