@@ -148,6 +148,7 @@ type refiner struct {
 	// observations that joined the feasible Pareto front.
 	tm         *tradeoffModel
 	frontJoins int
+	tfits      []targetFit
 }
 
 func newRefiner(cfg *Config, global *mat.Dense) *refiner {

@@ -7,6 +7,10 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/bkb-go/bkb/gp"
+	"github.com/bkb-go/bkb/gp/hyper"
 	"github.com/bkb-go/bkb/pareto"
 )
 
@@ -371,6 +375,13 @@ type tradeoffModel struct {
 	// nObj-1, then the constraints; shift and scale standardize them.
 	ws           [][]float64
 	shift, scale []float64
+	// post and noise are the targets' own posteriors (with a fitted
+	// kernel each, on the objective's inducing points) and their noise
+	// variances; post[j] nil: target j uses ws[j] on the objective's
+	// posterior and its standard deviation.
+	post  []*gp.DTC
+	noise []float64
+	sds   []float64
 	// thr is each constraint's threshold 0 on the standardized scale.
 	thr []float64
 	// lam are the ask's scalarization weights, ref the reference point
@@ -395,7 +406,8 @@ func (r *refiner) newTradeoffModel(e *engine) (*tradeoffModel, error) {
 		return nil, fmt.Errorf("study: the posterior has %d observations, the study %d", r.dtc.Len(), t)
 	}
 	m := &tradeoffModel{r: r, nObj: nObj, nCons: nCons, ws: make([][]float64, nt),
-		shift: make([]float64, nt), scale: make([]float64, nt), thr: make([]float64, nCons), buf: make([]float64, nt)}
+		shift: make([]float64, nt), scale: make([]float64, nt), thr: make([]float64, nCons), buf: make([]float64, nt),
+		post: make([]*gp.DTC, nt), noise: make([]float64, nt), sds: make([]float64, nt)}
 	xs := make([][]float64, t)
 	for i, o := range e.succ {
 		xs[i] = e.enc[o.arm*e.e : (o.arm+1)*e.e]
@@ -420,11 +432,19 @@ func (r *refiner) newTradeoffModel(e *engine) (*tradeoffModel, error) {
 			y[i] = (v - m.shift[j]) / m.scale[j]
 			m.obs[i][j+1] = y[i]
 		}
-		w, err := r.dtc.TargetWeights(xs, y)
-		if err != nil {
-			return nil, err
+		if r.cfg.fitsARD() && r.hp != nil {
+			g, noise, err := r.targetPosterior(e, j, nt, xs, y)
+			if err != nil {
+				return nil, err
+			}
+			m.post[j], m.noise[j] = g, noise
+		} else {
+			w, err := r.dtc.TargetWeights(xs, y)
+			if err != nil {
+				return nil, err
+			}
+			m.ws[j] = w
 		}
-		m.ws[j] = w
 		if j >= nObj-1 {
 			m.thr[j-(nObj-1)] = -m.shift[j] / m.scale[j]
 		}
@@ -449,6 +469,77 @@ func (r *refiner) newTradeoffModel(e *engine) (*tradeoffModel, error) {
 	return m, nil
 }
 
+// targetFit is the hyperparameter fit of one further target, kept from
+// one ask to the next and refitted when the objective's is.
+type targetFit struct {
+	hp      *hyper.Params
+	lastFit int // the objective's lastFit at this fit
+}
+
+// targetPosterior returns target j's posterior: its own ARD fit (at the
+// objective's fit schedule: cold when the objective's was, else warm from
+// the previous one) on the same inducing points as the objective's
+// posterior, BKB's dictionary, with the same noise floor.
+func (r *refiner) targetPosterior(e *engine, j, nt int, xs [][]float64, y []float64) (*gp.DTC, float64, error) {
+	if len(r.tfits) != nt {
+		r.tfits = make([]targetFit, nt)
+	}
+	tf := &r.tfits[j]
+	t := len(xs)
+	if tf.hp == nil || tf.lastFit != r.lastFit {
+		fam, err := r.cfg.family()
+		if err != nil {
+			return nil, 0, err
+		}
+		x := mat.NewDense(t, e.e, nil)
+		for i, xi := range xs {
+			x.SetRow(i, xi)
+		}
+		opt := hyper.Options{Family: fam, Init: tf.hp, MaxPoints: fitPointsBKB,
+			Seed: r.cfg.Seed ^ (uint64(t) * 0x9e3779b97f4a7c15) ^ streamFit ^ uint64(j+1)<<48}
+		if tf.hp != nil && r.lastFull != r.lastFit {
+			opt.Starts, opt.Screen = 1, -1
+		}
+		res, err := hyper.Fit(x, y, opt)
+		if err != nil {
+			return nil, 0, fmt.Errorf("study: hyperparameter fit of target %d at %d observations: %w", j+1, t, err)
+		}
+		tf.hp, tf.lastFit = &res.Params, r.lastFit
+	}
+	floor := r.cfg.Lambda
+	if r.cfg.Version >= 4 {
+		floor = math.Min(floor, dtcNoiseFloorV4)
+	}
+	noise := math.Max(tf.hp.NoiseVariance, floor)
+	g, err := gp.NewDTC(tf.hp.Kernel(), e.e, noise)
+	if err != nil {
+		return nil, 0, err
+	}
+	g.SetLegacyCore(r.cfg.legacyCore())
+	rowOf := make(map[string]int, t)
+	for i, x := range xs {
+		row, err := g.Observe(x, y[i])
+		if err != nil {
+			return nil, 0, err
+		}
+		rowOf[pointKey(x)] = row
+	}
+	var dict []int
+	seen := map[int]bool{}
+	for _, row := range r.dtc.Dictionary() {
+		if x, ok := r.rowPoint[row]; ok {
+			if tr, ok := rowOf[pointKey(x)]; ok && !seen[tr] {
+				seen[tr] = true
+				dict = append(dict, tr)
+			}
+		}
+	}
+	if _, _, err := g.SetDictionary(dict); err != nil {
+		return nil, 0, err
+	}
+	return g, noise, nil
+}
+
 // meanSD returns the mean and standard deviation (1 when it is 0) of v.
 func meanSD(v []float64) (mean, sd float64) {
 	for _, x := range v {
@@ -469,8 +560,22 @@ func meanSD(v []float64) (mean, sd float64) {
 // score is the acquisition at x of posterior mean m and standard
 // deviation sd of objective 0 (standardized), with exploration beta.
 func (m *tradeoffModel) score(x []float64, mean, sd, beta float64) float64 {
-	if err := m.r.dtc.PredictMeans(m.buf, x, m.ws); err != nil {
-		return math.NaN()
+	for j, g := range m.post {
+		if g == nil {
+			if m.ws[j] == nil {
+				continue
+			}
+			if err := m.r.dtc.PredictMeans(m.buf[j:j+1], x, m.ws[j:j+1]); err != nil {
+				return math.NaN()
+			}
+			m.sds[j] = sd
+			continue
+		}
+		mu, v, err := g.Predict(x)
+		if err != nil {
+			return math.NaN()
+		}
+		m.buf[j], m.sds[j] = mu, math.Sqrt(m.noise[j]*v)
 	}
 	s := mean + beta*sd
 	if m.nObj > 1 {
@@ -478,14 +583,14 @@ func (m *tradeoffModel) score(x []float64, mean, sd, beta float64) float64 {
 		for k := 0; k < m.nObj; k++ {
 			u := mean + beta*sd
 			if k > 0 {
-				u = m.buf[k-1] + beta*sd
+				u = m.buf[k-1] + beta*m.sds[k-1]
 			}
 			s = math.Min(s, m.lam[k]*(u-m.ref[k]))
 		}
 	}
 	var viol float64
 	for j := 0; j < m.nCons; j++ {
-		if l := m.buf[m.nObj-1+j] - beta*sd; l > m.thr[j] {
+		if l := m.buf[m.nObj-1+j] - beta*m.sds[m.nObj-1+j]; l > m.thr[j] {
 			viol += l - m.thr[j]
 		}
 	}
