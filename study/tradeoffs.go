@@ -19,11 +19,12 @@ import (
 // A constrained study (Config.Constraints = J) tells J constraint values
 // c_j(x) with each value; x is feasible when every c_j(x) <= 0. A study
 // with several objectives (Config.Directions) tells one value per
-// objective. Both are modelled on BKB's posterior: every further target
-// (objective or constraint) is a GP with the objective's fitted kernel on
-// the same dictionary, so its posterior variance is the objective's and
-// only its mean differs (gp.DTC.TargetWeights, one m x m solve per target
-// and ask). Each target is standardized on its own.
+// objective. Both are modelled on BKB's dictionary: every further target
+// (objective or constraint) is a GP on the inducing points BKB chose for
+// the objective, standardized on its own, with its own ARD fit
+// (targetPosterior); without ARD fits it shares the objective's kernel,
+// so its posterior variance is the objective's and only its mean differs
+// (gp.DTC.TargetWeights, one m x m solve per target and ask).
 //
 // The acquisition, on the standardized scale, with u_k = mu_k + beta*sd
 // the upper confidence bound of objective k (rewards: maximized) and
@@ -37,13 +38,13 @@ import (
 //     objective k. Each ask's maximizer is Pareto optimal for the
 //     optimistic model; averaged over w the scalarization's maximum is
 //     the hypervolume dominated with respect to z (up to a power and a
-//     constant: Golovin and Zhang's Lemma 5), so the asks spread over the
-//     front as a hypervolume criterion would, and the scalarized UCB keeps
-//     BKB's regret argument (Paria et al.'s Theorem 1 bounds the Bayes
-//     regret of random scalarizations). Chosen over Chebyshev weights
+//     constant), so the asks spread over the front as a hypervolume
+//     criterion would, and the scalarized UCB keeps BKB's regret argument
+//     (Paria et al. bound the Bayes regret of random scalarizations with
+//     UCB). Chosen over Chebyshev weights
 //     drawn from the simplex on seeds outside the reported benchmark
 //     (docs/tradeoffs.md);
-//   - constraints: a feasible-set UCB (Xu, Jiang, Houska and Paulson
+//   - constraints: a feasible-set UCB (Xu, Jiang, Svetozarevic and Jones
 //     2023, CONFIG): the acquisition is maximized over the points that are
 //     feasible for the optimistic constraint model, l_j <= 0 for every j;
 //     where no point is, the point of least optimistic violation

@@ -359,3 +359,34 @@ func TestTradeoffsWorkersAndPostgres(t *testing.T) {
 		t.Fatalf("%d stored asks differ from what the replay chooses", d)
 	}
 }
+
+// TestRunWithoutConstraintValuesFails: an objective that does not set the
+// declared constraint values (or objective values) fails its trial, with a
+// message that says what is missing, and the run goes on.
+func TestRunWithoutConstraintValuesFails(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, c := range []struct {
+		edit func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.Constraints = 1 }, "tell 1 constraint values, got 0"},
+		{func(c *Config) { c.Directions = []Direction{Minimize, Minimize} }, "tell 2 values, got 0"},
+	} {
+		cfg := braninConfig(t)
+		cfg.Budget = 3
+		c.edit(&cfg)
+		s, err := Create(ctx, storage.NewMemory(), "f", cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Run(ctx, func(context.Context, *Trial) (float64, error) { return 1, nil }, RunOptions{}); !errors.Is(err, ErrNoCompleteTrial) {
+			t.Fatalf("Run: %v, want ErrNoCompleteTrial", err)
+		}
+		for _, tr := range s.Trials() {
+			if tr.State != Failed || !strings.Contains(tr.Error, c.want) {
+				t.Fatalf("trial %d: %v %q, want failed with %q", tr.Number, tr.State, tr.Error, c.want)
+			}
+		}
+	}
+}
