@@ -212,7 +212,7 @@ func plotStudyScale(path string, sp *spec, trials []study.TrialResult, logY bool
 		if err != nil {
 			return err
 		}
-		is.GlyphStyle.Shape = draw.RingGlyph{}
+		is.GlyphStyle.Shape = draw.TriangleGlyph{}
 		is.GlyphStyle.Color = color.RGBA{R: 200, G: 60, A: 255}
 		is.GlyphStyle.Radius = vg.Points(2.5)
 		p.Add(is)
