@@ -390,3 +390,43 @@ func TestRunWithoutConstraintValuesFails(t *testing.T) {
 		}
 	}
 }
+
+// TestHypervolumesMixedDirections: the hypervolume trace of trials with a
+// minimized and a maximized objective, an infeasible and a failed trial,
+// worked out by hand.
+func TestHypervolumesMixedDirections(t *testing.T) {
+	t.Parallel()
+	cfg := Config{Directions: []Direction{Minimize, Maximize}, Constraints: 1}
+	trials := []TrialResult{
+		{Number: 0, State: Complete, Values: []float64{1, 5}, Constraints: []float64{-1}},
+		{Number: 1, State: Complete, Values: []float64{0, 9}, Constraints: []float64{2}, Infeasible: true},
+		{Number: 2, State: Failed},
+		{Number: 3, State: Complete, Values: []float64{2, 7}, Constraints: []float64{0}},
+		{Number: 4, State: Complete, Values: []float64{2.5, 4.5}, Constraints: []float64{-3}}, // dominated
+	}
+	// Against (3, 4): trial 0 alone covers [1,3] x [4,5], area 2; trial 3
+	// adds [2,3] x [5,7], area 2.
+	hv, err := Hypervolumes(cfg, trials, []float64{3, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []float64{2, 2, 2, 4, 4}; !slices.Equal(hv, want) {
+		t.Fatalf("Hypervolumes = %v, want %v", hv, want)
+	}
+	front, err := ParetoFront(cfg, trials)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(front) != 2 || front[0].Number != 0 || front[1].Number != 3 {
+		t.Fatalf("ParetoFront = %v, want trials 0 and 3", front)
+	}
+	// The worst feasible values, 2.5 and 4.5, moved out by a tenth of the
+	// ranges 1.5 and 2.5.
+	ref, err := DefaultReference(cfg, trials)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(ref[0]-2.65) > 1e-12 || math.Abs(ref[1]-4.25) > 1e-12 {
+		t.Fatalf("DefaultReference = %v, want [2.65 4.25]", ref)
+	}
+}
