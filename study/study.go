@@ -778,6 +778,7 @@ func (s *Study) Trials() []TrialResult {
 		if t != nil {
 			c := *t
 			c.X = slices.Clone(t.X)
+			c.Values, c.Constraints = slices.Clone(t.Values), slices.Clone(t.Constraints)
 			out = append(out, c)
 		}
 	}
