@@ -306,3 +306,6 @@ func traceTradeoffColumns(cfg study.Config, trials []study.TrialResult) (header 
 	}
 	return header, rows
 }
+
+// feasible reports whether constraint values are all <= 0 (none: true).
+func feasible(c []float64) bool { return study.Feasible(c) }
