@@ -9,7 +9,7 @@
 # TOOLS (default "bkb random-bkb optuna") selects what runs: bkb is the
 # default study, random-bkb this project's random search, optuna the peers
 # (constrained: TPE with constraints_func, NSGA-II with constraints_func,
-# random; several objectives: NSGA-II, MOTPE, random).
+# random; several objectives: NSGA-II, MOTPE, multi-objective TPE, random).
 set -eu
 out=$1
 which=${2:-all}
@@ -28,7 +28,8 @@ run() { # problem T checkpoints peers
 		if has optuna; then
 			for sampler in $peers; do
 				pT=$T pat=$at
-				if [ "$sampler" = motpe ] && [ "$T" -gt 100 ]; then pT=100 pat=100; fi # MOTPE: minutes per run beyond 100 trials
+				# MOTPE and multi-objective TPE: minutes per run beyond 100 trials.
+				if [ "$T" -gt 150 ] && { [ "$sampler" = motpe ] || [ "$sampler" = tpe ]; }; then pT=100 pat=100; fi
 				/usr/bin/python3 "$here/optuna_tradeoffs.py" "$sampler" "$p" "$pT" "$s" "$pat" >>"$out"
 			done
 		fi
@@ -38,5 +39,5 @@ if [ "$which" = constrained ] || [ "$which" = all ]; then
 	for p in branin-disk gardner1 gardner2; do run "$p" 150 50,150 "tpe nsga2 random"; done
 fi
 if [ "$which" = multi ] || [ "$which" = all ]; then
-	for p in branin-currin zdt1 zdt2 dtlz2; do run "$p" 300 100,300 "nsga2 motpe random"; done
+	for p in branin-currin zdt1 zdt2 dtlz2; do run "$p" 300 100,300 "nsga2 motpe tpe random"; done
 fi
