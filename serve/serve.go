@@ -819,6 +819,12 @@ type TellRequest struct {
 	Failed string `json:"failed"`
 	// Seconds is the evaluation time (default: since the ask).
 	Seconds float64 `json:"seconds"`
+	// Values are every objective's values, instead of Value, for a study
+	// with several objectives.
+	Values []float64 `json:"values,omitempty"`
+	// Constraints are the constraint values of a constrained study
+	// (feasible when every one is <= 0).
+	Constraints []float64 `json:"constraints,omitempty"`
 }
 
 func (s *Server) tell(w http.ResponseWriter, r *http.Request) {
@@ -832,8 +838,8 @@ func (s *Server) tell(w http.ResponseWriter, r *http.Request) {
 		s.replyErr(w, r, err)
 		return
 	}
-	if (req.Value == nil) == (req.Failed == "") {
-		s.replyErr(w, r, badf(`want exactly one of "value" and "failed"`))
+	if (req.Value == nil && req.Values == nil) == (req.Failed == "") || req.Value != nil && req.Values != nil {
+		s.replyErr(w, r, badf(`want exactly one of "value", "values" and "failed"`))
 		return
 	}
 	if req.Seconds < 0 || math.IsNaN(req.Seconds) || math.IsInf(req.Seconds, 0) {
@@ -845,14 +851,14 @@ func (s *Server) tell(w http.ResponseWriter, r *http.Request) {
 		s.replyErr(w, r, err)
 		return
 	}
-	o := study.Outcome{Failed: req.Failed, Seconds: req.Seconds}
+	o := study.Outcome{Failed: req.Failed, Seconds: req.Seconds, Values: req.Values, Constraints: req.Constraints}
 	if req.Value != nil {
 		o.Value = *req.Value
 	}
 	if err := st.TellOutcome(r.Context(), trial, o); err != nil {
 		if !errors.Is(err, study.ErrNoTrial) && !errors.Is(err, study.ErrValueRange) && r.Context().Err() == nil && strings.Contains(err.Error(), "already") {
 			err = fmt.Errorf("%w: %v", errConflict, err)
-		} else if strings.Contains(err.Error(), "not finite") || strings.Contains(err.Error(), "never asked") {
+		} else if errors.Is(err, study.ErrOutcome) || strings.Contains(err.Error(), "not finite") || strings.Contains(err.Error(), "never asked") {
 			err = badRequest{err}
 		}
 		s.replyErr(w, r, err)

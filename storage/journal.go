@@ -84,11 +84,18 @@ type Record struct {
 	Error   string    `json:"error,omitempty"`   // the failure; fail only
 	Time    time.Time `json:"time"`              // when the event happened
 	Seconds float64   `json:"seconds,omitempty"` // evaluation duration
+	// Values are the values of every objective of a study with several
+	// objectives (tell only; Y is then Values[0]).
+	Values []float64 `json:"values,omitempty"`
+	// Constraints are the constraint values c_j(x) of a constrained study
+	// (tell only): the point is feasible when every one is <= 0.
+	Constraints []float64 `json:"constraints,omitempty"`
 }
 
 // Validate checks one record on its own: a known kind, Trial >= 0,
 // Arm >= -1, a non-empty finite X, a finite Y present exactly for tell, no
-// Error except on fail, and a finite, non-negative Seconds.
+// Error except on fail, a finite, non-negative Seconds, and finite Values
+// (led by Y) and Constraints on tell records only.
 func (r Record) Validate() error {
 	switch r.Kind {
 	case KindAsk, KindTell, KindFail, KindEnqueue:
@@ -122,6 +129,20 @@ func (r Record) Validate() error {
 		return fmt.Errorf(`%s with "error"`, r.Kind)
 	case math.IsNaN(r.Seconds) || math.IsInf(r.Seconds, 0) || r.Seconds < 0:
 		return fmt.Errorf("seconds = %v (want a finite value >= 0)", r.Seconds)
+	case r.Kind != KindTell && (r.Values != nil || r.Constraints != nil):
+		return fmt.Errorf(`%s with "values" or "constraints"`, r.Kind)
+	case r.Values != nil && (len(r.Values) < 2 || r.Values[0] != *r.Y):
+		return fmt.Errorf(`"values" %v (want two or more, the first equal to "y" %v)`, r.Values, *r.Y)
+	}
+	for i, v := range r.Values {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("values[%d] = %v is not finite", i, v)
+		}
+	}
+	for i, v := range r.Constraints {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("constraints[%d] = %v is not finite", i, v)
+		}
 	}
 	return nil
 }

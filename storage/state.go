@@ -209,7 +209,8 @@ func (t *tracker) completion(trial int) (Record, bool) {
 // new time, or none).
 func sameCompletion(a, b Record) bool {
 	if a.Kind != b.Kind || a.Trial != b.Trial || a.Arm != b.Arm || !slices.Equal(a.X, b.X) ||
-		a.Error != b.Error || a.Seconds != b.Seconds || a.Worker != b.Worker || !sameJSON(a.Params, b.Params) {
+		a.Error != b.Error || a.Seconds != b.Seconds || a.Worker != b.Worker || !sameJSON(a.Params, b.Params) ||
+		!slices.Equal(a.Values, b.Values) || !slices.Equal(a.Constraints, b.Constraints) {
 		return false
 	}
 	if (a.Y == nil) != (b.Y == nil) {

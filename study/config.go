@@ -198,6 +198,15 @@ type Config struct {
 	// Objective is opaque to the study: a tool that runs the objective
 	// itself (the command line) stores here how to run it.
 	Objective json.RawMessage `json:"objective,omitempty"`
+	// Directions, with two or more entries, makes the study optimize
+	// several objectives (tradeoffs.go): each evaluation tells one value
+	// per entry, and the study's result is its Pareto front. Direction is
+	// then Directions[0]. One entry is the same as Direction.
+	Directions []Direction `json:"directions,omitempty"`
+	// Constraints is the number of constraint values c_j(x) each
+	// evaluation tells beside its value (tradeoffs.go): a point is
+	// feasible when every one is <= 0. 0: no constraints.
+	Constraints int `json:"constraints,omitempty"`
 }
 
 // Arms says how the finite candidate set is built from the space.
@@ -252,6 +261,9 @@ func (c *Config) Normalize() error {
 		return fmt.Errorf("study: configuration version %d (this build knows 1 to %d)", c.Version, LatestVersion)
 	}
 	v2 := c.Version >= 2
+	if err := c.normalizeDirections(); err != nil {
+		return err
+	}
 	switch c.Direction {
 	case "":
 		c.Direction = Minimize
@@ -375,7 +387,10 @@ func (c *Config) Normalize() error {
 	if err := c.normalizeWarp(); err != nil {
 		return err
 	}
-	return c.normalizeV2()
+	if err := c.normalizeV2(); err != nil {
+		return err
+	}
+	return c.normalizeTradeoffs()
 }
 
 // normalizeV2 fills and checks the fields of version 2 (Candidates, Fit,

@@ -91,6 +91,9 @@ type engine struct {
 type observation struct {
 	trial, arm int
 	value      float64 // the objective's own value
+	// values are every objective's values (several objectives), cons the
+	// constraint values (constrained studies); nil otherwise.
+	values, cons []float64
 }
 
 // newEngine builds the arm set of cfg (normalized) and an engine on it.
@@ -445,7 +448,11 @@ func (e *engine) apply(r storage.Record) error {
 			e.failed = append(e.failed, arm)
 			return nil
 		}
-		return e.tell(r.Trial, arm, *r.Y)
+		err := e.tell(r.Trial, arm, *r.Y)
+		if n := len(e.succ); n > 0 && e.succ[n-1].trial == r.Trial {
+			e.succ[n-1].values, e.succ[n-1].cons = r.Values, r.Constraints
+		}
+		return err
 	case storage.KindFail:
 		delete(e.pending, r.Trial)
 		e.failed = append(e.failed, arm)

@@ -231,8 +231,8 @@ func (r *runner) evaluate(ctx context.Context, t *Trial) error {
 	var note string
 	if ferr == nil {
 		var err error
-		note, err = r.s.finishOwned(sctx, t.Number, &v, "", secs)
-		if errors.Is(err, ErrValueRange) {
+		note, err = r.s.finishOwnedWith(sctx, t.Number, &v, "", secs, t.values, t.constraints)
+		if errors.Is(err, ErrValueRange) || errors.As(err, new(outcomeError)) {
 			ferr = err
 		} else if err != nil {
 			return err

@@ -147,6 +147,12 @@ type refiner struct {
 	// S was last drawn, resparsified counts the draws (version 5).
 	gain         float64
 	resparsified int
+	// tm is the ask's model of further objectives and constraints
+	// (tradeoffs.go), nil without them; frontJoins counts the
+	// observations that joined the feasible Pareto front.
+	tm         *tradeoffModel
+	frontJoins int
+	tfits      []targetFit
 }
 
 func newRefiner(cfg *Config, global *mat.Dense) *refiner {
@@ -191,11 +197,15 @@ func (r *refiner) sync(e *engine) error {
 	}
 	for ; r.nObs < t; r.nObs++ {
 		o := e.succ[r.nObs]
-		if r.skipStale(e, o.trial, e.reward(o.value)) {
+		v := e.reward(o.value)
+		if r.cfg.tradeoffs() {
+			v = r.regionValue(e, r.nObs)
+		}
+		if r.skipStale(e, o.trial, v) {
 			continue
 		}
 		restarts := r.region.Restarts
-		r.trackRegion(e.enc[o.arm*e.e:(o.arm+1)*e.e], e.reward(o.value))
+		r.trackRegion(e.enc[o.arm*e.e:(o.arm+1)*e.e], v)
 		if r.region.Restarts != restarts {
 			r.markPhaseStale(e)
 		}
@@ -783,6 +793,9 @@ func dist(a, b []float64) float64 {
 // values, the one with the best posterior mean (with noise, the best value
 // may be luck; predicting every observation would cost O(t) predictions).
 func (r *refiner) incumbent(e *engine) []float64 {
+	if r.tm != nil {
+		return r.tm.incumbent(e)
+	}
 	idx, rew := topK(r.topBuf[:0], r.topRew[:0], incumbentCands, len(e.succ), func(i int) float64 { return e.reward(e.succ[i].value) })
 	r.topBuf, r.topRew = idx, rew
 	var best []float64
@@ -830,6 +843,10 @@ func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (acq
 	if exploitEvery > 0 && r.asks%exploitEvery == 0 && len(avoid) == len(e.pending) {
 		b = 0
 	}
+	if r.tm, err = r.newTradeoffModel(e); err != nil {
+		return nil, nil, err
+	}
+	tm := r.tm
 	var bestMean float64
 	if r.cfg.Policy == "ei" {
 		bestMean = math.Inf(-1)
@@ -844,7 +861,7 @@ func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (acq
 	// sample has an independent part per point; there is nothing for
 	// L-BFGS to polish).
 	r.sample = nil
-	if v4 && r.dtc != nil && len(avoid) == 0 {
+	if v4 && r.dtc != nil && len(avoid) == 0 && tm == nil {
 		if u < 0 {
 			u = r.unexplained()
 		}
@@ -897,6 +914,9 @@ func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (acq
 			}
 			z := (m - bestMean) / sd
 			return (m-bestMean)*normCDF(z) + sd*normPDF(z)
+		}
+		if tm != nil {
+			return tm.score(x, m, sd, b)
 		}
 		return m + b*sd
 	}

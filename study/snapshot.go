@@ -67,6 +67,21 @@ func recordDigest(prev [32]byte, r storage.Record) [32]byte {
 		b = append(b, 0)
 	}
 	b = append(b, r.Error...)
+	// Values and Constraints only where present, so that the digests of
+	// records without them are those earlier builds computed.
+	for _, part := range [][]float64{r.Values, r.Constraints} {
+		if r.Values == nil && r.Constraints == nil {
+			break
+		}
+		if part == nil {
+			b = append(b, 0)
+			continue
+		}
+		b = append(b, 1)
+		for _, v := range part {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+		}
+	}
 	return sha256.Sum256(b)
 }
 
@@ -76,7 +91,7 @@ func recordDigest(prev [32]byte, r storage.Record) [32]byte {
 // arm sets' policies are replayed instead.
 func (e *engine) snapshotable() bool {
 	r := e.ref
-	return r != nil && e.policy == nil && r.exact == nil && r.ada == nil && (r.dtc != nil || r.cfg.Policy == "random" ||
+	return r != nil && !e.cfg.tradeoffs() && e.policy == nil && r.exact == nil && r.ada == nil && (r.dtc != nil || r.cfg.Policy == "random" ||
 		len(e.succ) < e.cfg.Init)
 }
 

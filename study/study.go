@@ -101,19 +101,28 @@ type Trial struct {
 	X []float64
 	// Arm is the point's index in the study's candidate set.
 	Arm int
+	// values and constraints are set by the Objective (SetValues,
+	// SetConstraints).
+	values, constraints []float64
 }
 
 // TrialResult is what a study knows about one trial.
 type TrialResult struct {
-	Number  int       `json:"trial"`
-	State   State     `json:"state"`
-	Arm     int       `json:"arm"`
-	X       []float64 `json:"x"`
-	Params  Params    `json:"params"`
-	Value   float64   `json:"value"` // NaN unless complete
-	Error   string    `json:"error,omitempty"`
-	Seconds float64   `json:"seconds,omitempty"`
-	Time    time.Time `json:"time"`
+	Number int       `json:"trial"`
+	State  State     `json:"state"`
+	Arm    int       `json:"arm"`
+	X      []float64 `json:"x"`
+	Params Params    `json:"params"`
+	Value  float64   `json:"value"` // NaN unless complete
+	// Values are every objective's values (several objectives only).
+	Values []float64 `json:"values,omitempty"`
+	// Constraints are the constraint values c_j(x) (constrained studies).
+	Constraints []float64 `json:"constraints,omitempty"`
+	// Infeasible marks a complete trial with a constraint value > 0.
+	Infeasible bool      `json:"infeasible,omitempty"`
+	Error      string    `json:"error,omitempty"`
+	Seconds    float64   `json:"seconds,omitempty"`
+	Time       time.Time `json:"time"`
 }
 
 // Study is an optimization study on a storage. Its methods are safe for
@@ -293,6 +302,7 @@ func (s *Study) commit(r storage.Record, engine bool) error {
 		s.owner[r.Trial] = r.Worker
 	case storage.KindTell:
 		t.State, t.Value, t.Seconds = Complete, *r.Y, r.Seconds
+		t.Values, t.Constraints, t.Infeasible = r.Values, r.Constraints, !Feasible(r.Constraints)
 		if math.Abs(*r.Y) > MaxAbsValue {
 			s.ignored++
 			t.State, t.Error = Failed, fmt.Sprintf("value %v outside ±%g (stored by an earlier version)", *r.Y, MaxAbsValue)
@@ -534,7 +544,7 @@ func (s *Study) nextAsk(stale []int) ([]storage.Record, error) {
 // (record the trial failed instead). Telling a complete trial the same
 // value again does nothing; another value is an error.
 func (s *Study) Tell(ctx context.Context, trial int, value float64) error {
-	return s.finish(ctx, trial, &value, "", -1)
+	return s.finish(ctx, trial, &value, "", -1, nil, nil)
 }
 
 // Fail records that the evaluation of a pending trial failed.
@@ -542,14 +552,18 @@ func (s *Study) Fail(ctx context.Context, trial int, reason string) error {
 	if reason == "" {
 		reason = "failed"
 	}
-	return s.finish(ctx, trial, nil, reason, -1)
+	return s.finish(ctx, trial, nil, reason, -1, nil, nil)
 }
 
 // finish stores the outcome of a trial: a value, or a failure. seconds < 0
 // means the time since this Study handed the trial out (0 if it did not).
-func (s *Study) finish(ctx context.Context, trial int, value *float64, reason string, seconds float64) error {
+func (s *Study) finish(ctx context.Context, trial int, value *float64, reason string, seconds float64, values, cons []float64) error {
 	if value != nil {
-		v := *value
+		v, err := s.cfg.checkOutcome(trial, *value, values, cons)
+		if err != nil {
+			return err
+		}
+		value = &v
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("study: trial %d: value %v is not finite (record a failed evaluation instead)", trial, v)
 		}
@@ -574,7 +588,7 @@ func (s *Study) finish(ctx context.Context, trial int, value *float64, reason st
 		case Waiting:
 			return nil, fmt.Errorf("study %s: trial %d is enqueued and was never asked", s.name, trial)
 		case Complete:
-			if value != nil && *value == t.Value {
+			if value != nil && *value == t.Value && sameOutcome(t, values, cons) {
 				return nil, nil // told again: nothing to do
 			}
 			return nil, fmt.Errorf("study %s: trial %d is already complete (value %v)", s.name, trial, t.Value)
@@ -587,6 +601,8 @@ func (s *Study) finish(ctx context.Context, trial int, value *float64, reason st
 		r := storage.Record{Kind: storage.KindTell, Trial: trial, Arm: t.Arm, X: t.X, Y: value, Seconds: seconds}
 		if value == nil {
 			r.Kind, r.Error = storage.KindFail, reason
+		} else {
+			r.Values, r.Constraints = s.outcomeFields(values, cons)
 		}
 		return []storage.Record{r}, nil
 	})
@@ -608,8 +624,18 @@ func (s *Study) finish(ctx context.Context, trial int, value *float64, reason st
 // note then says what became of it, for the user; late results are never
 // an error.
 func (s *Study) finishOwned(ctx context.Context, trial int, value *float64, reason string, seconds float64) (note string, err error) {
+	return s.finishOwnedWith(ctx, trial, value, reason, seconds, nil, nil)
+}
+
+// finishOwnedWith is finishOwned with the values of several objectives and
+// the constraint values (tradeoffs.go).
+func (s *Study) finishOwnedWith(ctx context.Context, trial int, value *float64, reason string, seconds float64, values, cons []float64) (note string, err error) {
 	if value != nil {
-		v := *value
+		v, err := s.cfg.checkOutcome(trial, *value, values, cons)
+		if err != nil {
+			return "", err
+		}
+		value = &v
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return "", fmt.Errorf("study: trial %d: value %v is not finite (record a failed evaluation instead)", trial, v)
 		}
@@ -629,6 +655,8 @@ func (s *Study) finishOwned(ctx context.Context, trial int, value *float64, reas
 			r := storage.Record{Kind: storage.KindTell, Trial: trial, Arm: t.Arm, X: t.X, Y: value, Seconds: seconds}
 			if value == nil {
 				r.Kind, r.Error = storage.KindFail, reason
+			} else {
+				r.Values, r.Constraints = s.outcomeFields(values, cons)
 			}
 			return []storage.Record{r}, nil
 		}
@@ -660,6 +688,7 @@ func (s *Study) finishOwned(ctx context.Context, trial int, value *float64, reas
 		enq.Kind, enq.Params = storage.KindEnqueue, raw
 		ask.Kind, ask.Params, ask.Worker = storage.KindAsk, raw, s.opts.Worker
 		tell.Kind, tell.Y, tell.Seconds = storage.KindTell, value, seconds
+		tell.Values, tell.Constraints = s.outcomeFields(values, cons)
 		note = fmt.Sprintf("trial %d: %s; this worker's value %v is kept as trial %d, an extra observation at the same point", trial, why, *value, n)
 		return []storage.Record{enq, ask, tell}, nil
 	})
@@ -703,6 +732,9 @@ func (s *Study) Enqueue(ctx context.Context, params map[string]any) (int, error)
 // that bkb export and optimize --trace write reads back as it is. The trials count against the
 // budget. It returns the number of trials added.
 func (s *Study) ImportCSV(ctx context.Context, r io.Reader, name string) (int, error) {
+	if s.cfg.tradeoffs() {
+		return 0, errors.New("study: importing a CSV file into a study with constraints or several objectives is not supported (its rows carry one value)")
+	}
 	rows, err := readCSV(r, s.cfg.Space, name, true)
 	if err != nil {
 		return 0, err
@@ -746,19 +778,22 @@ func (s *Study) Trials() []TrialResult {
 		if t != nil {
 			c := *t
 			c.X = slices.Clone(t.X)
+			c.Values, c.Constraints = slices.Clone(t.Values), slices.Clone(t.Constraints)
 			out = append(out, c)
 		}
 	}
 	return out
 }
 
-// Best returns the complete trial with the best value (the lowest when
-// minimizing), the earliest among equals; false when no trial is complete.
+// Best returns the complete feasible trial with the best value (the
+// lowest when minimizing; with several objectives, of the first: see
+// ParetoFront), the earliest among equals; false when no trial is
+// complete and feasible.
 func (s *Study) Best() (TrialResult, bool) {
 	var best TrialResult
 	found := false
 	for _, t := range s.Trials() {
-		if t.State == Complete && (!found || Better(t.Value, best.Value, s.cfg.Direction)) {
+		if t.State == Complete && !t.Infeasible && (!found || Better(t.Value, best.Value, s.cfg.Direction)) {
 			best, found = t, true
 		}
 	}
@@ -844,9 +879,15 @@ func (s *Study) Arms() *mat.Dense {
 
 // Outcome is the result of one evaluation, for TellOutcome.
 type Outcome struct {
-	Value   float64 // the objective's value (ignored when Failed)
-	Failed  string  // non-empty: the evaluation failed, with this reason
-	Seconds float64 // evaluation time to record (0: the time since Ask, if this Study asked it)
+	Value float64 // the objective's value (ignored when Failed or with Values)
+	// Values are every objective's values, for a study with several
+	// objectives (Config.Directions).
+	Values []float64
+	// Constraints are the constraint values c_j(x) of a constrained study
+	// (Config.Constraints): feasible when every one is <= 0.
+	Constraints []float64
+	Failed      string  // non-empty: the evaluation failed, with this reason
+	Seconds     float64 // evaluation time to record (0: the time since Ask, if this Study asked it)
 }
 
 // TellOutcome records the outcome of a pending trial: Tell or Fail with
@@ -857,9 +898,13 @@ func (s *Study) TellOutcome(ctx context.Context, trial int, o Outcome) error {
 		secs = -1
 	}
 	if o.Failed != "" {
-		return s.finish(ctx, trial, nil, o.Failed, secs)
+		return s.finish(ctx, trial, nil, o.Failed, secs, nil, nil)
 	}
-	return s.finish(ctx, trial, &o.Value, "", secs)
+	v := o.Value
+	if len(o.Values) > 0 {
+		v = o.Values[0]
+	}
+	return s.finish(ctx, trial, &v, "", secs, o.Values, o.Constraints)
 }
 
 // BatchSize returns the average size of the completed batches of a

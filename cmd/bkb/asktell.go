@@ -174,12 +174,14 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 }
 
 func runTell(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("tell", "tell --study FILE --trial N (--value Y | --failed MESSAGE)", stdout)
+	fs := newFlagSet("tell", "tell --study FILE --trial N (--value Y | --values Y1,Y2,... | --failed MESSAGE) [--constraints C1,C2,...]", stdout)
 	var w where
 	w.register(fs, "study journal (required)")
 	trial := fs.Int("trial", -1, "trial number printed by ask (required)")
 	value := fs.String("value", "", "the objective's value at the trial's point")
 	failed := fs.String("failed", "", "record the trial as failed, with this message")
+	values := fs.String("values", "", "a study with several objectives: every objective's value, comma-separated, in the study's order")
+	cons := fs.String("constraints", "", "a constrained study: the constraint values c_j(x), comma-separated (feasible when every one is <= 0)")
 	seconds := fs.Float64("seconds", 0, "evaluation time to record, in seconds")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -192,8 +194,12 @@ func runTell(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usagef("unexpected argument %q", fs.Arg(0))
 	case !fs.Changed("trial") || *trial < 0:
 		return usagef("tell needs --trial N (N >= 0, as printed by ask)")
-	case fs.Changed("value") == fs.Changed("failed"):
-		return usagef("tell needs exactly one of --value Y and --failed MESSAGE")
+	case fs.Changed("values") && (fs.Changed("value") || fs.Changed("failed")):
+		return usagef("tell needs exactly one of --value Y, --values Y1,Y2,... and --failed MESSAGE")
+	case !fs.Changed("values") && fs.Changed("value") == fs.Changed("failed"):
+		return usagef("tell needs exactly one of --value Y, --values Y1,Y2,... and --failed MESSAGE")
+	case fs.Changed("failed") && fs.Changed("constraints"):
+		return usagef("--constraints goes with a value, not with --failed")
 	case fs.Changed("failed") && strings.TrimSpace(*failed) == "":
 		return usagef("--failed needs a message")
 	case !(*seconds >= 0) || math.IsInf(*seconds, 0):
@@ -213,12 +219,25 @@ func runTell(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		y = v
 	}
+	var o study.Outcome
+	var err error
+	if fs.Changed("values") {
+		if o.Values, err = parseValueList("--values", *values); err != nil {
+			return err
+		}
+		y = o.Values[0]
+	}
+	if fs.Changed("constraints") {
+		if o.Constraints, err = parseValueList("--constraints", *cons); err != nil {
+			return err
+		}
+	}
 	s, _, closeStore, err := loadStudy(ctx, w, study.Options{Worker: "external"})
 	if err != nil {
 		return err
 	}
 	defer closeStore()
-	o := study.Outcome{Value: y, Seconds: *seconds}
+	o.Value, o.Seconds = y, *seconds
 	if fs.Changed("failed") {
 		o.Failed = *failed
 	}

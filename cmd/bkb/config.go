@@ -126,6 +126,7 @@ type configFlags struct {
 	maxFailures int
 	minBatch    int
 	version     int
+	tradeoffFlags
 }
 
 func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
@@ -164,12 +165,14 @@ func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
 	fs.IntVar(&c.maxFailures, "max-failures", 10, "stop the run after this many failed evaluations (0: never)")
 	fs.IntVar(&c.version, "config-version", 0, fmt.Sprintf("configuration version of a new study, 1 to %d (default %d; 5 opts in to the long-study engine of docs/long-studies.md, 6 adds output warping and local steps, docs/robust.md)", study.LatestVersion, study.CurrentVersion))
 	fs.IntVar(&c.minBatch, "min-batch", 0, "policy bbkb: keep a batch open until it holds this many arms (optimize: default --workers; 0: the paper's batch rule alone)")
+	c.tradeoffFlags.register(fs)
 }
 
 // configFlagNames lists the flags that define a study (ignored on resume).
 var configFlagNames = []string{"objective", "noise", "plugin", "one-shot", "timeout", "max-restarts", "space", "lower", "upper", "names",
 	"arms", "n", "per-dim", "arms-file", "arms-seed", "policy", "kernel", "length-scale", "fit-length-scale", "lambda", "qbar",
-	"beta", "incremental", "seed", "maximize", "minimize", "init", "no-standardize", "max-failures", "candidates", "fit", "min-batch", "config-version", "warp"}
+	"beta", "incremental", "seed", "maximize", "minimize", "init", "no-standardize", "max-failures", "candidates", "fit", "min-batch", "config-version", "warp",
+	"directions", "constraints"}
 
 // build validates the flags and returns the study. extra is the plugin
 // command given after "--", if any. external makes a study with no
@@ -309,6 +312,9 @@ func (c *configFlags) build(fs *pflag.FlagSet, extra []string, external bool) (*
 		}
 		cfg.Warp = c.fileWarp
 	}
+	if err := c.tradeoffFlags.apply(fs, &cfg); err != nil {
+		return nil, err
+	}
 	if err := cfg.Normalize(); err != nil {
 		return nil, usageError{trimPkg(err)}
 	}
@@ -362,7 +368,7 @@ func (c *configFlags) space(fs *pflag.FlagSet, fn *objectives.Function) (study.S
 		if b, c.fileWarp, err = spaceFileWarp(b); err != nil {
 			return s, usagef("space file %s: %v", c.spaceFile, err)
 		}
-		s, err = study.ReadSpace(bytes.NewReader(b))
+		s, err = c.tradeoffFlags.readSpace(bytes.NewReader(b))
 		if err != nil {
 			return s, usagef("space file %s: %v", c.spaceFile, err)
 		}

@@ -70,7 +70,18 @@ func (p *pluginPool) eval(ctx context.Context, t *study.Trial) (float64, error) 
 		return 0, ctx.Err()
 	}
 	defer func() { p.free <- pr }()
-	v, err := pr.Evaluate(ctx, t.X)
+	r, err := pr.EvaluateReply(ctx, t.X)
+	v := r.Y
+	if err == nil && r.Extra != nil {
+		// Several objectives and constraint values: the study checks them
+		// against its configuration.
+		if r.Extra.Values != nil {
+			t.SetValues(r.Extra.Values...)
+		}
+		if r.Extra.Constraints != nil {
+			t.SetConstraints(r.Extra.Constraints...)
+		}
+	}
 	// One-shot mode starts a fresh process per evaluation: no restarts.
 	if err != nil && pr.Restartable() && restartsAfter(err) {
 		if next := pr.Restarts() + 1; next <= p.maxRestarts {

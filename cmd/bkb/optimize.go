@@ -181,7 +181,7 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	prog := newProgress(stderr, of.progress, cfg.Budget)
 	best, bestTrial := math.NaN(), -1
 	for _, t := range trials {
-		if t.State == study.Complete && study.Better(t.Value, best, cfg.Direction) {
+		if t.State == study.Complete && !t.Infeasible && study.Better(t.Value, best, cfg.Direction) {
 			best, bestTrial = t.Value, t.Number
 		}
 	}
@@ -193,7 +193,7 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		switch t.State {
 		case study.Complete:
 			c.complete++
-			if study.Better(t.Value, best, cfg.Direction) {
+			if !t.Infeasible && study.Better(t.Value, best, cfg.Direction) {
 				best, bestTrial = t.Value, t.Number
 			}
 		case study.Failed:

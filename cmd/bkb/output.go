@@ -133,6 +133,7 @@ type result struct {
 	Numerics    bandit.Stats      `json:"model"`
 	Warp        *study.Warp       `json:"warp,omitempty"`
 	Error       string            `json:"error,omitempty"`
+	tradeoffResult
 
 	space study.Space
 	noisy bool // a built-in function with --noise
@@ -149,7 +150,9 @@ func newResult(sp *spec, nArms int, trials []study.TrialResult, top int) *result
 		switch t.State {
 		case study.Complete:
 			r.Complete++
-			done = append(done, t)
+			if !t.Infeasible {
+				done = append(done, t) // the best points are feasible
+			}
 		case study.Failed:
 			r.Failed++
 		default:
@@ -184,7 +187,12 @@ func newResult(sp *spec, nArms int, trials []study.TrialResult, top int) *result
 			r.Top = append(r.Top, p)
 		}
 	}
-	if f := sp.function(); f != nil && sp.minimize() {
+	_ = r.setTradeoffs(cfg, trials) // errors only on non-finite values, which a study never stores
+	if cfg.Objectives() >= 2 {
+		// Several objectives have no best point: the Pareto front is the result.
+		r.Best, r.Top = nil, []point{}
+	}
+	if f := sp.function(); f != nil && sp.minimize() && cfg.Objectives() == 1 {
 		opt := f.MinValue
 		r.KnownOptimum = &opt
 		if r.Best != nil && len(r.Best.X) == f.Dim {
@@ -282,8 +290,15 @@ func (r *result) writeText(w io.Writer) error {
 			fmt.Fprintf(w, " %s=%s", r.space.Params[k].Name, r.fmtParam(k, v))
 		}
 		fmt.Fprintln(w)
+	} else if len(r.Directions) >= 2 {
+		// The Pareto front follows.
+	} else if r.Complete > 0 && r.Feasible != nil {
+		fmt.Fprintf(w, "no feasible trial: %s a constraint (a value > 0), so there is no best value\n", plural(r.Complete, "the one complete trial violates", "all %d complete trials violate"))
 	} else {
 		fmt.Fprintln(w, "no trial has completed yet")
+	}
+	if err := r.writeTradeoffsText(w); err != nil {
+		return err
 	}
 	if r.KnownOptimum != nil {
 		fmt.Fprintf(w, "known minimum %s", fmtVal(*r.KnownOptimum))
@@ -400,10 +415,11 @@ func traceCSV(sp *spec, trials []study.TrialResult) ([]byte, error) {
 	header = append(header, "seconds")
 	header = append(header, sp.cfg.Space.Names()...)
 	header = append(header, "error")
-	_ = w.Write(header)
+	extraHeader, extraRows := traceTradeoffColumns(sp.cfg, trials)
+	_ = w.Write(append(header, extraHeader...))
 	best := math.NaN()
-	for _, t := range trials {
-		if t.State == study.Complete && study.Better(t.Value, best, sp.cfg.Direction) {
+	for i, t := range trials {
+		if t.State == study.Complete && !t.Infeasible && study.Better(t.Value, best, sp.cfg.Direction) {
 			best = t.Value
 		}
 		val := ""
@@ -423,6 +439,9 @@ func traceCSV(sp *spec, trials []study.TrialResult) ([]byte, error) {
 			}
 		}
 		row = append(row, t.Error)
+		if extraRows != nil {
+			row = append(row, extraRows[i]...)
+		}
 		_ = w.Write(row)
 	}
 	w.Flush()
@@ -444,6 +463,11 @@ type exportedTrial struct {
 	X         []float64    `json:"x"`
 	Error     string       `json:"error,omitempty"`
 	Time      string       `json:"time,omitempty"`
+	// Values, Constraints and Feasible: studies with several objectives
+	// or constraints.
+	Values      []float64 `json:"values,omitempty"`
+	Constraints []float64 `json:"constraints,omitempty"`
+	Feasible    *bool     `json:"feasible,omitempty"`
 }
 
 // traceJSON returns the trials as a JSON array, one object per trial.
@@ -458,7 +482,12 @@ func traceJSON(sp *spec, trials []study.TrialResult) ([]byte, error) {
 		if t.State == study.Complete {
 			v := t.Value
 			e.Value = &v
-			if study.Better(v, best, sp.cfg.Direction) {
+			e.Values, e.Constraints = t.Values, t.Constraints
+			if sp.cfg.Constraints > 0 {
+				f := !t.Infeasible
+				e.Feasible = &f
+			}
+			if !t.Infeasible && study.Better(v, best, sp.cfg.Direction) {
 				best = v
 			}
 		}

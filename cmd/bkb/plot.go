@@ -115,23 +115,31 @@ func plotStudy(path string, sp *spec, trials []study.TrialResult) error {
 // plotStudyScale is plotStudy with the value axis on a log scale when
 // logY is set (every value must then be positive).
 func plotStudyScale(path string, sp *spec, trials []study.TrialResult, logY bool) error {
-	var vals, bestXY, fails plotter.XYs
+	if sp.cfg.Objectives() >= 2 {
+		return plotFront(path, sp, trials)
+	}
+	var vals, bestXY, fails, infeasible plotter.XYs
 	best := math.NaN()
 	minimize := sp.minimize()
 	for _, t := range trials {
 		x := float64(t.Number)
-		switch t.State {
-		case study.Complete:
+		switch {
+		case t.State == study.Complete && t.Infeasible:
+			infeasible = append(infeasible, plotter.XY{X: x, Y: t.Value})
+		case t.State == study.Complete:
 			vals = append(vals, plotter.XY{X: x, Y: t.Value})
 			if study.Better(t.Value, best, sp.cfg.Direction) {
 				best = t.Value
 			}
-		case study.Failed:
+		case t.State == study.Failed:
 			fails = append(fails, plotter.XY{X: x})
 		}
 		if !math.IsNaN(best) {
 			bestXY = append(bestXY, plotter.XY{X: x, Y: best})
 		}
+	}
+	if len(vals) == 0 && len(infeasible) > 0 {
+		return fmt.Errorf("plot %s: no feasible trial to draw (all %d complete trials violate a constraint)", path, len(infeasible))
 	}
 	if len(vals) == 0 {
 		return fmt.Errorf("plot %s: no complete trial to draw", path)
@@ -175,6 +183,9 @@ func plotStudyScale(path string, sp *spec, trials []study.TrialResult, logY bool
 	for i := range vals {
 		vals[i].Y = math.Min(math.Max(vals[i].Y, lo), hi)
 	}
+	for i := range infeasible {
+		infeasible[i].Y = math.Min(math.Max(infeasible[i].Y, lo), hi)
+	}
 	p := plot.New()
 	p.Y.Min, p.Y.Max = lo, hi
 	if logY {
@@ -196,6 +207,17 @@ func plotStudyScale(path string, sp *spec, trials []study.TrialResult, logY bool
 	sc.GlyphStyle.Radius = vg.Points(2)
 	p.Add(sc)
 	p.Legend.Add("value", sc)
+	if len(infeasible) > 0 {
+		is, err := plotter.NewScatter(infeasible)
+		if err != nil {
+			return err
+		}
+		is.GlyphStyle.Shape = draw.TriangleGlyph{}
+		is.GlyphStyle.Color = color.RGBA{R: 200, G: 60, A: 255}
+		is.GlyphStyle.Radius = vg.Points(2.5)
+		p.Add(is)
+		p.Legend.Add("infeasible", is)
+	}
 	ln, err := plotter.NewLine(bestXY)
 	if err != nil {
 		return err

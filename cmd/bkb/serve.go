@@ -225,7 +225,7 @@ func runStudies(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if sum, err := storage.Summarize(recs); err == nil {
 			r.Trials, r.Complete = sum.NextTrial, sum.Tells
 			for _, rec := range sum.Completed {
-				if rec.Y != nil && (r.Best == nil || (cfg.Direction == "maximize") == (*rec.Y > *r.Best)) {
+				if rec.Y != nil && feasible(rec.Constraints) && (r.Best == nil || (cfg.Direction == "maximize") == (*rec.Y > *r.Best)) {
 					v := *rec.Y
 					r.Best = &v
 				}

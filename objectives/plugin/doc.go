@@ -23,6 +23,12 @@
 // is absent. Ids are positive, increase by one per evaluation and are never
 // reused, also not across restarts.
 //
+// For a study with several objectives "y" is an array of values, one per
+// objective, in the study's order ({"id":7,"y":[0.81,12.5]}); a constrained
+// study's plugin adds its constraint values, each feasible when <= 0
+// ({"id":7,"y":0.81,"constraints":[0.3,-1]}). [Process.EvaluateReply]
+// returns them.
+//
 // "y" is a JSON number. Because JSON cannot carry NaN or infinities, a plugin
 // may send them as strings ("NaN", "Inf", "-Inf"); such values are reported
 // as [ErrNonFinite]. Any other string, even a numeric one like "1.5", is

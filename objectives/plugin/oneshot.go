@@ -47,7 +47,7 @@ func (t *tailBuffer) Bytes() ([]byte, bool) {
 
 // evalOneShot runs the command once for x. ectx carries the timeout, Close
 // and ctx.
-func (p *Process) evalOneShot(ctx, ectx context.Context, id int, x []float64, params []byte) (float64, error) {
+func (p *Process) evalOneShot(ctx, ectx context.Context, id int, x []float64, params []byte) (Reply, error) {
 	xs := make([]string, len(x))
 	for i, v := range x {
 		xs[i] = strconv.FormatFloat(v, 'g', -1, 64)
@@ -56,7 +56,7 @@ func (p *Process) evalOneShot(ctx, ectx context.Context, id int, x []float64, pa
 	if p.cfg.Args != nil {
 		var err error
 		if extra, err = p.cfg.Args(x); err != nil {
-			return 0, p.fail(KindBadInput, id, "cannot build the arguments", err)
+			return Reply{}, p.fail(KindBadInput, id, "cannot build the arguments", err)
 		}
 	}
 	args := make([]string, 0, len(p.cfg.Command)-1+len(extra))
@@ -79,9 +79,9 @@ func (p *Process) evalOneShot(ctx, ectx context.Context, id int, x []float64, pa
 
 	if err := startCmd(cmd); err != nil {
 		if ectx.Err() != nil {
-			return 0, p.abortErr(ctx, ectx, id, false)
+			return Reply{}, p.abortErr(ctx, ectx, id, false)
 		}
-		return 0, p.fail(KindStart, id, "cannot start", err)
+		return Reply{}, p.fail(KindStart, id, "cannot start", err)
 	}
 	sink.mu.Lock()
 	sink.prefix = fmt.Sprintf("[%s %d] ", p.short, cmd.Process.Pid)
@@ -92,7 +92,7 @@ func (p *Process) evalOneShot(ctx, ectx context.Context, id int, x []float64, pa
 		werr = nil // exited cleanly, but a child of it kept stdout or stderr open
 	}
 	if ectx.Err() != nil {
-		return 0, p.abortErr(ctx, ectx, id, true)
+		return Reply{}, p.abortErr(ctx, ectx, id, true)
 	}
 	if werr != nil {
 		var ee *exec.ExitError
@@ -102,7 +102,7 @@ func (p *Process) evalOneShot(ctx, ectx context.Context, id int, x []float64, pa
 		}
 		err := p.fail(KindCrash, id, msg, nil)
 		err.Stderr = sink.Tail()
-		return 0, err
+		return Reply{}, err
 	}
 
 	out, dropped := stdout.Bytes()
@@ -111,38 +111,43 @@ func (p *Process) evalOneShot(ctx, ectx context.Context, id int, x []float64, pa
 		// Longer than what is kept, or begun before the kept tail.
 		err := p.fail(KindGarbage, id, fmt.Sprintf("garbage on stdout: last line too long (over %d KiB)", oneShotTail>>10), nil)
 		err.Line = truncate(string(line), garbageQuote)
-		return 0, err
+		return Reply{}, err
 	}
 	if len(line) == 0 {
 		err := p.fail(KindGarbage, id, "garbage on stdout: no output (want a number or a JSON reply as the last line)", nil)
 		err.Stderr = sink.Tail()
-		return 0, err
+		return Reply{}, err
 	}
 	var y float64
+	var reply Reply
 	if line[0] == '{' {
 		r, perr := ParseReply(line)
 		if perr != nil {
 			err := p.fail(KindGarbage, id, "garbage on stdout: "+perr.Error(), nil)
 			err.Line = truncate(string(line), garbageQuote)
-			return 0, err
+			return Reply{}, err
 		}
 		if r.Error != "" {
-			return 0, p.fail(KindPluginError, id, "plugin reported an error: "+truncate(r.Error, 2000), nil)
+			return Reply{}, p.fail(KindPluginError, id, "plugin reported an error: "+truncate(r.Error, 2000), nil)
 		}
-		y = r.Y
+		y, reply = r.Y, r
 	} else {
 		v, perr := strconv.ParseFloat(string(line), 64)
 		if perr != nil && !errors.Is(perr, strconv.ErrRange) {
 			err := p.fail(KindGarbage, id, "garbage on stdout: last line is not a number", nil)
 			err.Line = truncate(string(line), garbageQuote)
-			return 0, err
+			return Reply{}, err
 		}
 		y = v
 	}
 	if math.IsNaN(y) || math.IsInf(y, 0) {
-		return 0, p.fail(KindNonFinite, id, fmt.Sprintf("plugin returned the non-finite value %v", y), nil)
+		return Reply{}, p.fail(KindNonFinite, id, fmt.Sprintf("plugin returned the non-finite value %v", y), nil)
 	}
-	return y, nil
+	if msg := reply.nonFinite(); msg != "" {
+		return Reply{}, p.fail(KindNonFinite, id, "plugin returned "+msg, nil)
+	}
+	reply.Y, reply.HasY = y, true
+	return reply, nil
 }
 
 // lastLine returns the last non-blank line of out, trimmed.

@@ -232,16 +232,24 @@ func (p *Process) Restartable() bool { return !p.cfg.OneShot }
 // *EvalError values (see the package documentation); the evaluation is never
 // retried, but the plugin is restarted for the next one when needed.
 func (p *Process) Evaluate(ctx context.Context, x []float64) (float64, error) {
+	r, err := p.EvaluateReply(ctx, x)
+	return r.Y, err
+}
+
+// EvaluateReply is Evaluate returning the whole reply: with the values of
+// several objectives ("y" an array) and the constraint values
+// ("constraints") a plugin may send.
+func (p *Process) EvaluateReply(ctx context.Context, x []float64) (Reply, error) {
 	id := int(p.nextID.Add(1))
 	if err := p.checkInput(id, x); err != nil {
-		return 0, err
+		return Reply{}, err
 	}
 	params, err := p.paramsJSON(id, x)
 	if err != nil {
-		return 0, err
+		return Reply{}, err
 	}
 	if !p.enter() {
-		return 0, p.fail(KindClosed, id, "process is closed", nil)
+		return Reply{}, p.fail(KindClosed, id, "process is closed", nil)
 	}
 	defer p.inflight.Done()
 
@@ -260,15 +268,15 @@ func (p *Process) Evaluate(ctx context.Context, x []float64) (float64, error) {
 	select {
 	case p.sem <- struct{}{}:
 	case <-ectx.Done():
-		return 0, p.abortErr(ctx, ectx, id, false)
+		return Reply{}, p.abortErr(ctx, ectx, id, false)
 	}
 	defer func() { <-p.sem }()
 	if ectx.Err() != nil {
-		return 0, p.abortErr(ctx, ectx, id, false)
+		return Reply{}, p.abortErr(ctx, ectx, id, false)
 	}
 	c, err := p.ensureChild(id)
 	if err != nil {
-		return 0, err
+		return Reply{}, err
 	}
 	// A fresh instance may still be starting up: allow for it once.
 	tc := &timeoutCause{timeout: p.timeout}
@@ -609,7 +617,7 @@ func (p *Process) drop(c *child, restart bool, err error) {
 
 // exchange sends one request to c and waits for the reply. Called with sem
 // held.
-func (p *Process) exchange(ctx, ectx context.Context, c *child, id int, x []float64, params []byte) (float64, error) {
+func (p *Process) exchange(ctx, ectx context.Context, c *child, id int, x []float64, params []byte) (Reply, error) {
 	req := appendRequest(nil, id, x, params)
 	if dl, ok := ectx.Deadline(); ok {
 		_ = c.stdin.SetWriteDeadline(dl)
@@ -621,9 +629,9 @@ func (p *Process) exchange(ctx, ectx context.Context, c *child, id int, x []floa
 		if ectx.Err() != nil {
 			err := p.abortErr(ctx, ectx, id, true)
 			p.drop(c, err.Kind == KindTimeout, err)
-			return 0, err
+			return Reply{}, err
 		}
-		return 0, p.crashed(c, id, "could not send the request ("+werr.Error()+")")
+		return Reply{}, p.crashed(c, id, "could not send the request ("+werr.Error()+")")
 	}
 
 	var exited <-chan struct{} = c.exited
@@ -632,7 +640,7 @@ func (p *Process) exchange(ctx, ectx context.Context, c *child, id int, x []floa
 		select {
 		case line, ok := <-c.lines:
 			if !ok {
-				return 0, p.crashed(c, id, "")
+				return Reply{}, p.crashed(c, id, "")
 			}
 			if len(bytes.TrimSpace(line.data)) == 0 {
 				continue
@@ -643,26 +651,26 @@ func (p *Process) exchange(ctx, ectx context.Context, c *child, id int, x []floa
 			exited = nil
 			grace = time.After(drainGrace)
 		case <-grace:
-			return 0, p.crashed(c, id, "")
+			return Reply{}, p.crashed(c, id, "")
 		case <-ectx.Done():
 			err := p.abortErr(ctx, ectx, id, true)
 			p.drop(c, err.Kind == KindTimeout, err)
 			if err.Kind == KindTimeout {
 				err.Stderr = c.sink.Tail()
 			}
-			return 0, err
+			return Reply{}, err
 		}
 	}
 }
 
 // handleReply interprets one non-blank stdout line.
-func (p *Process) handleReply(c *child, id int, out outLine) (float64, error) {
+func (p *Process) handleReply(c *child, id int, out outLine) (Reply, error) {
 	line := out.data
-	garbage := func(msg string) (float64, error) {
+	garbage := func(msg string) (Reply, error) {
 		err := p.fail(KindGarbage, id, msg, nil)
 		err.Line = truncate(strings.TrimRight(string(line), "\r\n"), garbageQuote)
 		p.drop(c, true, err)
-		return 0, err
+		return Reply{}, err
 	}
 	if out.tooLong {
 		return garbage("garbage on stdout: reply line too long (over 1 MiB)")
@@ -676,11 +684,13 @@ func (p *Process) handleReply(c *child, id int, out outLine) (float64, error) {
 	case r.ID != id:
 		return garbage(fmt.Sprintf("garbage on stdout: reply for id %d, want %d", r.ID, id))
 	case r.Error != "":
-		return 0, p.fail(KindPluginError, id, "plugin reported an error: "+truncate(r.Error, 2000), nil)
+		return Reply{}, p.fail(KindPluginError, id, "plugin reported an error: "+truncate(r.Error, 2000), nil)
 	case math.IsNaN(r.Y) || math.IsInf(r.Y, 0):
-		return 0, p.fail(KindNonFinite, id, fmt.Sprintf("plugin returned the non-finite value %v", r.Y), nil)
+		return Reply{}, p.fail(KindNonFinite, id, fmt.Sprintf("plugin returned the non-finite value %v", r.Y), nil)
+	case r.nonFinite() != "":
+		return Reply{}, p.fail(KindNonFinite, id, "plugin returned "+r.nonFinite(), nil)
 	}
-	return r.Y, nil
+	return r, nil
 }
 
 // crashed reports that c died (or closed stdout) during evaluation id.

@@ -17,6 +17,47 @@ type Reply struct {
 	Y     float64 // the objective value; may be NaN or ±Inf (see ParseReply)
 	HasY  bool    // whether the reply carried a value
 	Error string  // the plugin's own error message, "" if none
+	// Extra holds the values of several objectives and the constraint
+	// values, nil when the reply has neither (a pointer keeps Reply
+	// comparable).
+	Extra *Extra
+}
+
+// Extra is the part of a reply beyond one objective value.
+type Extra struct {
+	// Values are the values of several objectives, when "y" is an array
+	// of numbers (Reply.Y is then the first); nil otherwise.
+	Values []float64
+	// Constraints are the constraint values of a constrained objective
+	// ("constraints": an array of numbers, feasible when all are <= 0).
+	Constraints []float64
+}
+
+// extra returns r.Extra, allocated if nil.
+func (r *Reply) extra() *Extra {
+	if r.Extra == nil {
+		r.Extra = &Extra{}
+	}
+	return r.Extra
+}
+
+// nonFinite describes a non-finite member of Values or Constraints, ""
+// if there is none.
+func (r Reply) nonFinite() string {
+	if r.Extra == nil {
+		return ""
+	}
+	for i, v := range r.Extra.Values {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Sprintf("the non-finite value %v for objective %d", v, i)
+		}
+	}
+	for i, v := range r.Extra.Constraints {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Sprintf("the non-finite constraint value %v for constraint %d", v, i)
+		}
+	}
+	return ""
 }
 
 // ParseReply parses one reply line: a JSON object with an integer "id", and
@@ -28,6 +69,11 @@ type Reply struct {
 // too large for a float64 (1e999) parses as ±Inf. ParseReply does not reject
 // non-finite values: it reports them in Y and leaves the decision to the
 // caller.
+//
+// For several objectives "y" is an array of such values, one per
+// objective (Extra.Values; Y is its first); a constrained objective adds
+// "constraints", an array of constraint values (Extra.Constraints), each
+// feasible when <= 0: {"id": 7, "y": 1.2, "constraints": [0.3, -1]}.
 //
 // A reply must carry "error" (a non-empty string) or "y"; when it carries
 // both, the error wins. Unknown members are ignored. ParseReply never
@@ -44,6 +90,7 @@ func ParseReply(line []byte) (Reply, error) {
 		ID    json.RawMessage `json:"id"`
 		Y     json.RawMessage `json:"y"`
 		Error json.RawMessage `json:"error"`
+		Cons  json.RawMessage `json:"constraints"`
 	}
 	if err := json.Unmarshal(line, &raw); err != nil {
 		return Reply{}, fmt.Errorf("invalid JSON: %w", err)
@@ -65,7 +112,21 @@ func ParseReply(line []byte) (Reply, error) {
 		r.Error = msg
 	}
 	if !isNull(raw.Y) {
-		y, err := parseY(raw.Y)
+		var y float64
+		var err error
+		if raw.Y[0] == '[' {
+			var vs []float64
+			vs, err = parseNumbers(raw.Y, "y")
+			if err == nil && len(vs) < 2 {
+				err = fmt.Errorf(`"y" is not a number: an array of %d values (an array is for two or more objectives)`, len(vs))
+			}
+			if err == nil {
+				y = vs[0]
+				r.extra().Values = vs
+			}
+		} else {
+			y, err = parseY(raw.Y)
+		}
 		if err != nil {
 			if r.Error != "" {
 				return r, nil
@@ -74,10 +135,38 @@ func ParseReply(line []byte) (Reply, error) {
 		}
 		r.Y, r.HasY = y, true
 	}
+	if !isNull(raw.Cons) && r.Error == "" {
+		c, err := parseNumbers(raw.Cons, "constraints")
+		if err != nil {
+			return Reply{}, err
+		}
+		r.extra().Constraints = c
+	}
 	if r.Error == "" && !r.HasY {
 		return Reply{}, errors.New(`reply has neither "y" nor "error"`)
 	}
 	return r, nil
+}
+
+// parseNumbers parses a JSON array of values as "y" is (numbers, or the
+// strings of NaN and the infinities).
+func parseNumbers(raw json.RawMessage, name string) ([]float64, error) {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, fmt.Errorf("%q is not an array of numbers: %s", name, truncate(string(raw), 40))
+	}
+	out := make([]float64, len(items))
+	for i, it := range items {
+		if isNull(it) {
+			return nil, fmt.Errorf("%q: element %d is null", name, i)
+		}
+		v, err := parseY(it)
+		if err != nil {
+			return nil, fmt.Errorf("%q: element %d: %w", name, i, err)
+		}
+		out[i] = v
+	}
+	return out, nil
 }
 
 func isNull(raw json.RawMessage) bool {

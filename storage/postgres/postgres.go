@@ -229,6 +229,9 @@ var migrations = []string{
 		data     bytea NOT NULL,
 		saved    timestamptz NOT NULL DEFAULT statement_timestamp()
 	);`,
+	// 3: the values of several objectives and the constraint values of a
+	// tell (storage.Record.Values and Constraints), NULL when absent.
+	`ALTER TABLE bkb_records ADD COLUMN objective_values float8[], ADD COLUMN constraint_values float8[];`,
 }
 
 // SchemaVersion is the schema version this package creates.
@@ -315,7 +318,7 @@ func (s *Store) Study(ctx context.Context, name string) (storage.Header, error) 
 	return h, nil
 }
 
-const recordColumns = `kind, trial, arm, x, y, error, params::text, worker, time, time_ns, seconds`
+const recordColumns = `kind, trial, arm, x, y, error, params::text, worker, time, time_ns, seconds, objective_values, constraint_values`
 
 // readRecords reads the records of study id from seq from on, in order.
 func readRecords(ctx context.Context, q interface {
@@ -331,7 +334,7 @@ func readRecords(ctx context.Context, q interface {
 		params *string
 		ns     int16
 	)
-	_, err = pgx.ForEachRow(rows, []any{&r.Kind, &r.Trial, &r.Arm, &r.X, &r.Y, &r.Error, &params, &r.Worker, &r.Time, &ns, &r.Seconds}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&r.Kind, &r.Trial, &r.Arm, &r.X, &r.Y, &r.Error, &params, &r.Worker, &r.Time, &ns, &r.Seconds, &r.Values, &r.Constraints}, func() error {
 		rec := r
 		rec.Time = rec.Time.Add(time.Duration(ns)).UTC()
 		if params != nil {
@@ -515,9 +518,11 @@ func insert(ctx context.Context, tx pgx.Tx, id int64, seq int, recs []storage.Re
 		if len(r.Params) > 0 {
 			params = string(r.Params)
 		}
-		b.Queue(`INSERT INTO bkb_records (study_id, seq, kind, trial, arm, x, y, error, params, worker, time, time_ns, seconds)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::json, $10, $11, $12, $13)`,
-			id, seq+i, r.Kind, r.Trial, r.Arm, r.X, r.Y, r.Error, params, r.Worker, r.Time, int16(r.Time.Nanosecond()%1000), r.Seconds)
+		b.Queue(`INSERT INTO bkb_records (study_id, seq, kind, trial, arm, x, y, error, params, worker, time, time_ns, seconds,
+			objective_values, constraint_values)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::json, $10, $11, $12, $13, $14, $15)`,
+			id, seq+i, r.Kind, r.Trial, r.Arm, r.X, r.Y, r.Error, params, r.Worker, r.Time, int16(r.Time.Nanosecond()%1000), r.Seconds,
+			r.Values, r.Constraints)
 		if r.Kind == storage.KindTell || r.Kind == storage.KindFail {
 			done = append(done, int32(r.Trial))
 		}

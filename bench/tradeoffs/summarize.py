@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Median tables of side_by_side.sh's JSON lines (Markdown on stdout).
+
+    python3 bench/tradeoffs/summarize.py OUT.jsonl
+"""
+import collections
+import json
+import statistics
+import sys
+
+
+def method(r):
+    if r["tool"] == "bkb":
+        return "bkb" if r["policy"] == "bkb" else "bkb random search"
+    return {"tpe": "Optuna TPE", "nsga2": "Optuna NSGA-II", "motpe": "Optuna MOTPE",
+            "random": "Optuna random"}[r["policy"]]
+
+
+def fmt(v, digits=3):
+    if v is None:
+        return "-"
+    if v == float("inf"):
+        return "none feasible"
+    return "%.*g" % (digits, v)
+
+
+def main():
+    runs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+    by = collections.defaultdict(list)
+    for r in runs:
+        for c in r["checkpoints"]:
+            by[(r["problem"], c["t"], method(r))].append((r, c))
+    problems = []
+    for r in runs:
+        if r["problem"] not in problems:
+            problems.append(r["problem"])
+    order = ["bkb", "Optuna TPE", "Optuna NSGA-II", "Optuna MOTPE", "bkb random search", "Optuna random"]
+    for p in problems:
+        ts = sorted({t for (q, t, _) in by if q == p})
+        methods = [m for m in order if any((p, t, m) in by for t in ts)]
+        constrained = any("gap" in c or "infeasible_share" in c for (q, _, _), v in by.items() if q == p for _, c in v)
+        print("\n**%s**\n" % p)
+        if constrained:
+            print("| method | " + " | ".join("T=%d gap (median)" % t for t in ts) + " | " +
+                  " | ".join("T=%d infeasible asks" % t for t in ts) + " | seeds | CPU s/run |")
+            print("|---" * (2 + 2 * len(ts) + 1) + "|")
+        else:
+            mx = next(c["max_hypervolume"] for (q, _, _), v in by.items() if q == p for _, c in v)
+            print("| method | " + " | ".join("T=%d hypervolume (median)" % t for t in ts) + " | seeds | CPU s/run |")
+            print("|---" * (2 + len(ts) + 1) + "|")
+        for m in methods:
+            cells, shares, seeds, cpu = [], [], 0, []
+            for t in ts:
+                v = by.get((p, t, m), [])
+                if not v:
+                    cells.append("-")
+                    shares.append("-")
+                    continue
+                seeds = max(seeds, len(v))
+                if constrained:
+                    gaps = [c.get("gap", float("inf")) for _, c in v]
+                    cells.append(fmt(statistics.median(gaps)) + (" (%d/%d none feasible)" % (sum(g == float("inf") for g in gaps), len(gaps)) if any(g == float("inf") for g in gaps) else ""))
+                    shares.append("%.0f%%" % (100 * statistics.median(c["infeasible_share"] for _, c in v)))
+                else:
+                    cells.append(fmt(statistics.median(c["hypervolume"] for _, c in v), 4))
+                if t == ts[-1] or not cpu:
+                    cpu = [r["cpu_seconds"] for r, _ in v]
+            row = [m] + cells + (shares if constrained else []) + [str(seeds), "%.2f" % statistics.median(cpu)]
+            print("| " + " | ".join(row) + " |")
+        if not constrained:
+            print("\nThe front's own hypervolume: %.4g." % mx)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,698 @@
+package study
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/bkb-go/bkb/gp"
+	"github.com/bkb-go/bkb/gp/hyper"
+	"github.com/bkb-go/bkb/pareto"
+)
+
+// Constraints and several objectives.
+//
+// A constrained study (Config.Constraints = J) tells J constraint values
+// c_j(x) with each value; x is feasible when every c_j(x) <= 0. A study
+// with several objectives (Config.Directions) tells one value per
+// objective. Both are modelled on BKB's dictionary: every further target
+// (objective or constraint) is a GP on the inducing points BKB chose for
+// the objective, standardized on its own, with its own ARD fit
+// (targetPosterior); without ARD fits it shares the objective's kernel,
+// so its posterior variance is the objective's and only its mean differs
+// (gp.DTC.TargetWeights, one m x m solve per target and ask).
+//
+// The acquisition, on the standardized scale, with u_k = mu_k + beta*sd
+// the upper confidence bound of objective k (rewards: maximized) and
+// l_j = mu_j - beta*sd the lower confidence bound of constraint j:
+//
+//   - several objectives: random scalarizations with UCB (Paria,
+//     Kandasamy and Poczos 2019): each ask draws a direction w uniformly
+//     from the unit sphere's positive orthant and maximizes the
+//     hypervolume scalarization min_k (u_k - z_k)/w_k of Golovin and
+//     Zhang 2020, z_k the lowest observed standardized reward of
+//     objective k. Each ask's maximizer is Pareto optimal for the
+//     optimistic model; averaged over w the scalarization's maximum is
+//     the hypervolume dominated with respect to z (up to a power and a
+//     constant), so the asks spread over the front as a hypervolume
+//     criterion would, and the scalarized UCB keeps BKB's regret argument
+//     (Paria et al. bound the Bayes regret of random scalarizations with
+//     UCB). Chosen over Chebyshev weights
+//     drawn from the simplex on seeds outside the reported benchmark
+//     (docs/tradeoffs.md);
+//   - constraints: a feasible-set UCB (Xu, Jiang, Svetozarevic and Jones
+//     2023, CONFIG): the acquisition is maximized over the points that are
+//     feasible for the optimistic constraint model, l_j <= 0 for every j;
+//     where no point is, the point of least optimistic violation
+//     sum_j max(l_j, 0) is asked. Unlike the probability of feasibility
+//     times the acquisition, this needs no sign convention for the
+//     acquisition and is optimistic in both parts, as UCB is, so an
+//     infeasible region is asked only while it may still be feasible.
+//
+// The trust region follows the best feasible value (several objectives:
+// it counts a success when a point joins the feasible Pareto front) and is
+// centred on the best feasible point under the ask's scalarization.
+// These studies need policy bkb with growing candidates (the default) or
+// policy random, and are replayed rather than restored from snapshots.
+
+// MaxObjectives bounds the objectives of a study: the hypervolume costs
+// O(n^(k-1) log n) for k objectives.
+const MaxObjectives = 4
+
+// MaxConstraints bounds the constraints of a study.
+const MaxConstraints = 32
+
+// streamScalarize seeds the weights of each ask's scalarization.
+const streamScalarize = 0x73_63_61_6c // "scal"
+
+// infeasibleScore is added to the acquisition of a point that no
+// optimistic constraint model calls feasible: below every feasible score
+// on the standardized scale, ordered by the violation.
+const infeasibleScore = -1e9
+
+// frontStep is the trust region's value step for a point that joins the
+// Pareto front: above any improvement threshold (1e-3 of the values'
+// standard deviation, at most 1e147 for values within ±MaxAbsValue).
+const frontStep = 1e200
+
+// normalizeDirections checks Directions and sets Direction from it.
+func (c *Config) normalizeDirections() error {
+	if len(c.Directions) == 0 {
+		return nil
+	}
+	if len(c.Directions) > MaxObjectives {
+		return fmt.Errorf("study: %d directions (at most %d objectives)", len(c.Directions), MaxObjectives)
+	}
+	for i, d := range c.Directions {
+		if d != Minimize && d != Maximize {
+			return fmt.Errorf("study: directions[%d] is %q (want minimize or maximize)", i, d)
+		}
+	}
+	if c.Direction != "" && c.Direction != c.Directions[0] {
+		return fmt.Errorf("study: direction %q differs from the first of directions %v", c.Direction, c.Directions)
+	}
+	c.Direction = c.Directions[0]
+	if len(c.Directions) == 1 {
+		c.Directions = nil
+	}
+	return nil
+}
+
+// normalizeTradeoffs checks that the policy supports constraints and
+// several objectives.
+func (c *Config) normalizeTradeoffs() error {
+	if c.Constraints < 0 || c.Constraints > MaxConstraints {
+		return fmt.Errorf("study: constraints must be between 0 and %d, got %d", MaxConstraints, c.Constraints)
+	}
+	if !c.tradeoffs() {
+		return nil
+	}
+	if c.Policy == "random" {
+		return nil
+	}
+	if c.Policy != "bkb" || !c.grows() {
+		return fmt.Errorf("study: constraints and several objectives need policy bkb with candidates grow (configuration version 2 or later), or policy random; got policy %s, candidates %q",
+			c.Policy, c.Candidates)
+	}
+	return nil
+}
+
+// multiObjective reports whether the study has several objectives.
+func (c *Config) multiObjective() bool { return len(c.Directions) >= 2 }
+
+// tradeoffs reports whether the study has constraints or several
+// objectives.
+func (c *Config) tradeoffs() bool { return c.Constraints > 0 || c.multiObjective() }
+
+// Objectives returns the number of objectives: len(Directions), or 1.
+func (c Config) Objectives() int { return max(len(c.Directions), 1) }
+
+// ObjectiveDirections returns the direction of every objective.
+func (c Config) ObjectiveDirections() []Direction {
+	if c.multiObjective() {
+		return slices.Clone(c.Directions)
+	}
+	return []Direction{c.Direction}
+}
+
+// Feasible reports whether constraint values c are all <= 0 (true for
+// none).
+func Feasible(c []float64) bool {
+	for _, v := range c {
+		if !(v <= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkOutcome checks the values and constraint values of a tell against
+// the study's configuration and returns the value it stores as Y.
+func (c *Config) checkOutcome(trial int, value float64, values, cons []float64) (float64, error) {
+	if c.multiObjective() {
+		if len(values) != len(c.Directions) {
+			return 0, outcomeError{fmt.Errorf("study: trial %d: the study has %d objectives (%v): tell %d values, got %d",
+				trial, len(c.Directions), c.Directions, len(c.Directions), len(values))}
+		}
+		for i, v := range values {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return 0, outcomeError{fmt.Errorf("study: trial %d: value %d is %v, not finite (record a failed evaluation instead)", trial, i, v)}
+			}
+			if math.Abs(v) > MaxAbsValue {
+				return 0, fmt.Errorf("study: trial %d: value %d is %v, beyond ±%g: %w", trial, i, v, MaxAbsValue, ErrValueRange)
+			}
+		}
+		value = values[0]
+	} else if values != nil && !(len(values) == 1 && values[0] == value) {
+		return 0, outcomeError{fmt.Errorf("study: trial %d: %d values for a study with one objective (set directions for several)", trial, len(values))}
+	}
+	if len(cons) != c.Constraints {
+		if c.Constraints == 0 {
+			return 0, outcomeError{fmt.Errorf("study: trial %d: %d constraint values for a study without constraints (set constraints: %d when creating it)", trial, len(cons), len(cons))}
+		}
+		return 0, outcomeError{fmt.Errorf("study: trial %d: the study has %d constraints: tell %d constraint values, got %d", trial, c.Constraints, c.Constraints, len(cons))}
+	}
+	for i, v := range cons {
+		if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > MaxAbsValue {
+			return 0, outcomeError{fmt.Errorf("study: trial %d: constraint %d is %v (want a finite value within ±%g)", trial, i, v, MaxAbsValue)}
+		}
+	}
+	return value, nil
+}
+
+// outcomeError is the error of a tell whose values or constraint values
+// do not fit the study: Run records the evaluation failed.
+type outcomeError struct{ error }
+
+func (e outcomeError) Unwrap() error { return e.error }
+
+// Is makes errors.Is(err, ErrOutcome) hold.
+func (e outcomeError) Is(target error) bool { return target == ErrOutcome }
+
+// ErrOutcome is wrapped by the errors of a tell whose values or constraint
+// values do not fit the study (their number, or a non-finite one).
+var ErrOutcome = errors.New("the outcome does not fit the study")
+
+// outcomeFields returns the Values and Constraints of a tell record:
+// values only for several objectives.
+func (s *Study) outcomeFields(values, cons []float64) ([]float64, []float64) {
+	if !s.cfg.multiObjective() {
+		values = nil
+	}
+	return slices.Clone(values), slices.Clone(cons)
+}
+
+// sameOutcome reports whether a complete trial was told these values and
+// constraint values (a repeated tell).
+func sameOutcome(t *TrialResult, values, cons []float64) bool {
+	return (len(t.Values) == 0 || slices.Equal(t.Values, values)) && slices.Equal(t.Constraints, cons)
+}
+
+// SetValues sets the values of every objective of a study with several
+// objectives, for an Objective run by Run: the value the Objective
+// returns is then ignored.
+func (t *Trial) SetValues(values ...float64) { t.values = slices.Clone(values) }
+
+// SetConstraints sets the constraint values c_j(x) of a constrained
+// study (feasible when every one is <= 0), for an Objective run by Run.
+func (t *Trial) SetConstraints(c ...float64) { t.constraints = slices.Clone(c) }
+
+// ErrNoFeasible is the error of ParetoFront and Hypervolumes when no
+// complete trial is feasible.
+var ErrNoFeasible = errors.New("no complete trial is feasible")
+
+// minimized returns a trial's objective values with every objective
+// minimized (maximized ones negated).
+func minimized(c *Config, t TrialResult) []float64 {
+	ds := c.ObjectiveDirections()
+	vals := t.Values
+	if len(vals) == 0 {
+		vals = []float64{t.Value}
+	}
+	out := make([]float64, len(ds))
+	for k, d := range ds {
+		out[k] = vals[k]
+		if d == Maximize {
+			out[k] = -vals[k]
+		}
+	}
+	return out
+}
+
+// ParetoFront returns the complete feasible trials no other complete
+// feasible trial dominates, by trial number (for one objective: the best
+// trials). ErrNoFeasible when there is none.
+func (s *Study) ParetoFront() ([]TrialResult, error) { return ParetoFront(s.cfg, s.Trials()) }
+
+// ParetoFront is Study.ParetoFront on trials of a study of configuration
+// cfg (from Study.Trials).
+func ParetoFront(cfg Config, trials []TrialResult) ([]TrialResult, error) {
+	var ok []TrialResult
+	var pts [][]float64
+	for _, t := range trials {
+		if t.State == Complete && !t.Infeasible {
+			ok = append(ok, t)
+			pts = append(pts, minimized(&cfg, t))
+		}
+	}
+	if len(ok) == 0 {
+		return nil, ErrNoFeasible
+	}
+	var out []TrialResult
+	for _, i := range pareto.Front(pts) {
+		out = append(out, ok[i])
+	}
+	return out, nil
+}
+
+// DefaultReference returns the reference point of the hypervolume: the
+// worst value of each objective over the complete feasible trials, moved
+// out by a tenth of the values' range (1 where the range is 0), in each
+// objective's own direction. ErrNoFeasible when there is no such trial.
+func (s *Study) DefaultReference() ([]float64, error) { return DefaultReference(s.cfg, s.Trials()) }
+
+// DefaultReference is Study.DefaultReference on trials of a study of
+// configuration cfg.
+func DefaultReference(cfg Config, trials []TrialResult) ([]float64, error) {
+	ds := cfg.ObjectiveDirections()
+	lo := make([]float64, len(ds))
+	hi := make([]float64, len(ds))
+	for k := range ds {
+		lo[k], hi[k] = math.Inf(1), math.Inf(-1)
+	}
+	n := 0
+	for _, t := range trials {
+		if t.State != Complete || t.Infeasible {
+			continue
+		}
+		n++
+		for k, v := range minimized(&cfg, t) {
+			lo[k], hi[k] = math.Min(lo[k], v), math.Max(hi[k], v)
+		}
+	}
+	if n == 0 {
+		return nil, ErrNoFeasible
+	}
+	ref := make([]float64, len(ds))
+	for k, d := range ds {
+		margin := 0.1 * (hi[k] - lo[k])
+		if margin == 0 {
+			margin = 1
+		}
+		ref[k] = hi[k] + margin
+		if d == Maximize {
+			ref[k] = -ref[k]
+		}
+	}
+	return ref, nil
+}
+
+// Hypervolumes returns, for every trial in number order, the hypervolume
+// against ref (in the objectives' own units and directions) of the
+// complete feasible trials up to it: the trace of a multi-objective
+// study's progress.
+func (s *Study) Hypervolumes(ref []float64) ([]float64, error) {
+	return Hypervolumes(s.cfg, s.Trials(), ref)
+}
+
+// Hypervolumes is Study.Hypervolumes on trials (by number, from
+// Study.Trials) of a study of configuration cfg.
+func Hypervolumes(cfg Config, trials []TrialResult, ref []float64) ([]float64, error) {
+	ds := cfg.ObjectiveDirections()
+	if len(ref) != len(ds) {
+		return nil, fmt.Errorf("study: reference point of %d values for %d objectives", len(ref), len(ds))
+	}
+	mref := make([]float64, len(ref))
+	for k, d := range ds {
+		mref[k] = ref[k]
+		if d == Maximize {
+			mref[k] = -ref[k]
+		}
+	}
+	out := make([]float64, len(trials))
+	var pts [][]float64
+	var last float64
+	for i, t := range trials {
+		if t.State == Complete && !t.Infeasible {
+			pts = append(pts, minimized(&cfg, t))
+			// Only the front matters: keep it small.
+			front := pareto.Front(pts)
+			kept := make([][]float64, len(front))
+			for j, f := range front {
+				kept[j] = pts[f]
+			}
+			pts = kept
+			hv, err := pareto.Hypervolume(pts, mref)
+			if err != nil {
+				return nil, err
+			}
+			last = hv
+		}
+		out[i] = last
+	}
+	return out, nil
+}
+
+// rewardOf maps the value of objective k to its maximized reward.
+func (e *engine) rewardOf(k int, v float64) float64 {
+	if e.cfg.multiObjective() && e.cfg.Directions[k] == Maximize || !e.cfg.multiObjective() && !e.cfg.minimize() {
+		return v
+	}
+	return -v
+}
+
+// objectiveValue returns the value of objective k of an observation.
+func (o observation) objectiveValue(k int) float64 {
+	if k == 0 || len(o.values) == 0 {
+		return o.value
+	}
+	return o.values[k]
+}
+
+// tradeoffModel is one ask's model of the further objectives and the
+// constraints, on the refiner's posterior.
+type tradeoffModel struct {
+	r     *refiner
+	nObj  int
+	nCons int
+	// ws are the posterior mean weights of the targets: objectives 1 to
+	// nObj-1, then the constraints; shift and scale standardize them.
+	ws           [][]float64
+	shift, scale []float64
+	// post and noise are the targets' own posteriors (with a fitted
+	// kernel each, on the objective's inducing points) and their noise
+	// variances; post[j] nil: target j uses ws[j] on the objective's
+	// posterior and its standard deviation.
+	post  []*gp.DTC
+	noise []float64
+	sds   []float64
+	// thr is each constraint's threshold 0 on the standardized scale.
+	thr []float64
+	// lam are the ask's scalarization weights, ref the reference point
+	// (standardized rewards, objective 0 the posterior's own scale).
+	lam, ref []float64
+	// obs holds the standardized rewards of every objective and the
+	// standardized constraint values of each observation.
+	obs [][]float64
+	buf []float64
+}
+
+// newTradeoffModel builds the ask's model: the further targets' weights
+// and, with several objectives, the scalarization of this ask.
+func (r *refiner) newTradeoffModel(e *engine) (*tradeoffModel, error) {
+	if !r.cfg.tradeoffs() || r.dtc == nil {
+		return nil, nil
+	}
+	nObj, nCons := r.cfg.Objectives(), r.cfg.Constraints
+	nt := nObj - 1 + nCons
+	t := len(e.succ)
+	if r.dtc.Len() != t {
+		return nil, fmt.Errorf("study: the posterior has %d observations, the study %d", r.dtc.Len(), t)
+	}
+	m := &tradeoffModel{r: r, nObj: nObj, nCons: nCons, ws: make([][]float64, nt),
+		shift: make([]float64, nt), scale: make([]float64, nt), thr: make([]float64, nCons), buf: make([]float64, nt),
+		post: make([]*gp.DTC, nt), noise: make([]float64, nt), sds: make([]float64, nt)}
+	xs := make([][]float64, t)
+	for i, o := range e.succ {
+		xs[i] = e.enc[o.arm*e.e : (o.arm+1)*e.e]
+	}
+	raw := make([]float64, t)
+	m.obs = make([][]float64, t)
+	for i := range m.obs {
+		m.obs[i] = make([]float64, nObj+nCons)
+		m.obs[i][0] = r.toldValue(e.reward(e.succ[i].value))
+	}
+	for j := 0; j < nt; j++ {
+		for i, o := range e.succ {
+			if j < nObj-1 {
+				raw[i] = e.rewardOf(j+1, o.objectiveValue(j+1))
+			} else {
+				raw[i] = o.cons[j-(nObj-1)]
+			}
+		}
+		m.shift[j], m.scale[j] = meanSD(raw)
+		y := make([]float64, t)
+		for i, v := range raw {
+			y[i] = (v - m.shift[j]) / m.scale[j]
+			m.obs[i][j+1] = y[i]
+		}
+		if r.cfg.fitsARD() && r.hp != nil {
+			g, noise, err := r.targetPosterior(e, j, nt, xs, y)
+			if err != nil {
+				return nil, err
+			}
+			m.post[j], m.noise[j] = g, noise
+		} else {
+			w, err := r.dtc.TargetWeights(xs, y)
+			if err != nil {
+				return nil, err
+			}
+			m.ws[j] = w
+		}
+		if j >= nObj-1 {
+			m.thr[j-(nObj-1)] = -m.shift[j] / m.scale[j]
+		}
+	}
+	if nObj > 1 {
+		rng := rand.New(rand.NewPCG(r.cfg.Seed^streamScalarize, uint64(r.asks)))
+		m.lam = make([]float64, nObj)
+		var sum float64
+		for k := range m.lam {
+			// |N(0, I)| normalized: uniform on the unit sphere's positive orthant.
+			m.lam[k] = math.Abs(rng.NormFloat64())
+			sum += m.lam[k] * m.lam[k]
+		}
+		m.ref = make([]float64, nObj)
+		sum = math.Sqrt(sum)
+		for k := range m.lam {
+			// lam holds the inverse direction: the scalarization is
+			// min_k lam_k (u_k - z_k) = min_k (u_k - z_k) / w_k.
+			m.lam[k] = 1 / math.Max(m.lam[k]/sum, 1e-12)
+			m.ref[k] = math.Inf(1)
+			for _, ob := range m.obs {
+				m.ref[k] = math.Min(m.ref[k], ob[k])
+			}
+		}
+	}
+	return m, nil
+}
+
+// targetFit is the hyperparameter fit of one further target, kept from
+// one ask to the next and refitted when the objective's is.
+type targetFit struct {
+	hp      *hyper.Params
+	lastFit int // the objective's lastFit at this fit
+}
+
+// targetPosterior returns target j's posterior: its own ARD fit (at the
+// objective's fit schedule: cold when the objective's was, else warm from
+// the previous one) on the same inducing points as the objective's
+// posterior, BKB's dictionary, with the same noise floor.
+func (r *refiner) targetPosterior(e *engine, j, nt int, xs [][]float64, y []float64) (*gp.DTC, float64, error) {
+	if len(r.tfits) != nt {
+		r.tfits = make([]targetFit, nt)
+	}
+	tf := &r.tfits[j]
+	t := len(xs)
+	if tf.hp == nil || tf.lastFit != r.lastFit {
+		fam, err := r.cfg.family()
+		if err != nil {
+			return nil, 0, err
+		}
+		x := mat.NewDense(t, e.e, nil)
+		for i, xi := range xs {
+			x.SetRow(i, xi)
+		}
+		opt := hyper.Options{Family: fam, Init: tf.hp, MaxPoints: fitPointsBKB,
+			Seed: r.cfg.Seed ^ (uint64(t) * 0x9e3779b97f4a7c15) ^ streamFit ^ uint64(j+1)<<48}
+		if tf.hp != nil && r.lastFull != r.lastFit {
+			opt.Starts, opt.Screen = 1, -1
+		}
+		res, err := hyper.Fit(x, y, opt)
+		if err != nil {
+			return nil, 0, fmt.Errorf("study: hyperparameter fit of target %d at %d observations: %w", j+1, t, err)
+		}
+		tf.hp, tf.lastFit = &res.Params, r.lastFit
+	}
+	floor := r.cfg.Lambda
+	if r.cfg.Version >= 4 {
+		floor = math.Min(floor, dtcNoiseFloorV4)
+	}
+	noise := math.Max(tf.hp.NoiseVariance, floor)
+	g, err := gp.NewDTC(tf.hp.Kernel(), e.e, noise)
+	if err != nil {
+		return nil, 0, err
+	}
+	g.SetLegacyCore(r.cfg.legacyCore())
+	rowOf := make(map[string]int, t)
+	for i, x := range xs {
+		row, err := g.Observe(x, y[i])
+		if err != nil {
+			return nil, 0, err
+		}
+		rowOf[pointKey(x)] = row
+	}
+	var dict []int
+	seen := map[int]bool{}
+	for _, row := range r.dtc.Dictionary() {
+		if x, ok := r.rowPoint[row]; ok {
+			if tr, ok := rowOf[pointKey(x)]; ok && !seen[tr] {
+				seen[tr] = true
+				dict = append(dict, tr)
+			}
+		}
+	}
+	if _, _, err := g.SetDictionary(dict); err != nil {
+		return nil, 0, err
+	}
+	return g, noise, nil
+}
+
+// meanSD returns the mean and standard deviation (1 when it is 0) of v.
+func meanSD(v []float64) (mean, sd float64) {
+	for _, x := range v {
+		mean += x
+	}
+	mean /= float64(len(v))
+	var ss float64
+	for _, x := range v {
+		ss += (x - mean) * (x - mean)
+	}
+	sd = math.Sqrt(ss / math.Max(float64(len(v)-1), 1))
+	if !(sd > 1e-12*math.Max(1, math.Abs(mean))) {
+		sd = 1
+	}
+	return mean, sd
+}
+
+// score is the acquisition at x of posterior mean m and standard
+// deviation sd of objective 0 (standardized), with exploration beta.
+func (m *tradeoffModel) score(x []float64, mean, sd, beta float64) float64 {
+	for j, g := range m.post {
+		if g == nil {
+			if m.ws[j] == nil {
+				continue
+			}
+			if err := m.r.dtc.PredictMeans(m.buf[j:j+1], x, m.ws[j:j+1]); err != nil {
+				return math.NaN()
+			}
+			m.sds[j] = sd
+			continue
+		}
+		mu, v, err := g.Predict(x)
+		if err != nil {
+			return math.NaN()
+		}
+		m.buf[j], m.sds[j] = mu, math.Sqrt(m.noise[j]*v)
+	}
+	s := mean + beta*sd
+	if m.nObj > 1 {
+		s = math.Inf(1)
+		for k := 0; k < m.nObj; k++ {
+			u := mean + beta*sd
+			if k > 0 {
+				u = m.buf[k-1] + beta*m.sds[k-1]
+			}
+			s = math.Min(s, m.lam[k]*(u-m.ref[k]))
+		}
+	}
+	var viol float64
+	for j := 0; j < m.nCons; j++ {
+		if l := m.buf[m.nObj-1+j] - beta*m.sds[m.nObj-1+j]; l > m.thr[j] {
+			viol += l - m.thr[j]
+		}
+	}
+	if viol > 0 {
+		return infeasibleScore - viol
+	}
+	return s
+}
+
+// scalarized is the ask's scalarization of observation i's standardized
+// rewards (objective 0's reward with one objective).
+func (m *tradeoffModel) scalarized(i int) float64 {
+	ob := m.obs[i]
+	if m.nObj == 1 {
+		return ob[0]
+	}
+	s := math.Inf(1)
+	for k := 0; k < m.nObj; k++ {
+		s = math.Min(s, m.lam[k]*(ob[k]-m.ref[k]))
+	}
+	return s
+}
+
+// incumbent returns the centre of the ask's trust region: the feasible
+// observed point of best scalarized value, or, when none is feasible,
+// the point of least (standardized) violation.
+func (m *tradeoffModel) incumbent(e *engine) []float64 {
+	best, bv := -1, math.Inf(-1)
+	for i, o := range e.succ {
+		if !Feasible(o.cons) {
+			continue
+		}
+		if v := m.scalarized(i); best < 0 || v > bv {
+			best, bv = i, v
+		}
+	}
+	if best < 0 {
+		bv = math.Inf(1)
+		for i, o := range e.succ {
+			var viol float64
+			for j, c := range o.cons {
+				if c > 0 {
+					viol += c / m.scale[m.nObj-1+j]
+				}
+			}
+			if best < 0 || viol < bv {
+				best, bv = i, viol
+			}
+		}
+	}
+	o := e.succ[best]
+	return e.enc[o.arm*e.e : (o.arm+1)*e.e]
+}
+
+// regionValue is the value observation i gives the trust region's
+// schedule: -Inf when infeasible; with several objectives, frontStep
+// times the number of observations so far that joined the feasible
+// Pareto front (each one a success); else the reward.
+func (r *refiner) regionValue(e *engine, i int) float64 {
+	o := e.succ[i]
+	if !Feasible(o.cons) {
+		return math.Inf(-1)
+	}
+	if !r.cfg.multiObjective() {
+		return e.reward(o.value)
+	}
+	p := e.minimizedObs(o)
+	joined := true
+	for _, q := range e.succ[:i] {
+		if !Feasible(q.cons) {
+			continue
+		}
+		qv := e.minimizedObs(q)
+		if pareto.Dominates(qv, p) || slices.Equal(qv, p) {
+			joined = false
+			break
+		}
+	}
+	if joined {
+		r.frontJoins++
+	}
+	return float64(r.frontJoins) * frontStep
+}
+
+// minimizedObs returns an observation's objective values, minimized.
+func (e *engine) minimizedObs(o observation) []float64 {
+	n := e.cfg.Objectives()
+	out := make([]float64, n)
+	for k := range out {
+		out[k] = -e.rewardOf(k, o.objectiveValue(k))
+	}
+	return out
+}
