@@ -390,6 +390,9 @@ func (e *engine) stats() bandit.Stats {
 // written by another build) is counted in diverged and its arm used all
 // the same.
 func (e *engine) apply(r storage.Record) error {
+	if r.Kind == storage.KindReport {
+		return nil // an intermediate value: the model is told final values only
+	}
 	if err := e.space.Check(r.X); err != nil {
 		return fmt.Errorf("trial %d: %s record: %v (the study's records do not fit its search space)", r.Trial, r.Kind, trimStudy(err))
 	}
@@ -436,7 +439,10 @@ func (e *engine) apply(r storage.Record) error {
 			return nil
 		}
 		return e.tell(r.Trial, arm, *r.Y)
-	case storage.KindFail:
+	case storage.KindFail, storage.KindPrune:
+		// A pruned trial is held like a failed one: the GP is not told
+		// its partial value, and its point stays marked pending so the
+		// policy does not suggest it again (docs/pruning.md).
 		delete(e.pending, r.Trial)
 		e.failed = append(e.failed, arm)
 		// A batched policy must not wait for a result that never comes.

@@ -229,7 +229,13 @@ func (r *runner) evaluate(ctx context.Context, t *Trial) error {
 	// The outcome is stored even if another worker stops the run now.
 	sctx := context.WithoutCancel(ctx)
 	var note string
-	if ferr == nil {
+	if errors.Is(ferr, ErrPruned) {
+		var err error
+		if note, err = r.s.prune(sctx, t.Number, secs, true); err != nil {
+			return err
+		}
+		ferr = nil
+	} else if ferr == nil {
 		var err error
 		note, err = r.s.finishOwned(sctx, t.Number, &v, "", secs)
 		if errors.Is(err, ErrValueRange) {

@@ -67,6 +67,10 @@ func recordDigest(prev [32]byte, r storage.Record) [32]byte {
 		b = append(b, 0)
 	}
 	b = append(b, r.Error...)
+	if r.Step != 0 {
+		// Reports and prunes only: older records hash as before.
+		b = binary.LittleEndian.AppendUint64(b, uint64(int64(r.Step)))
+	}
 	return sha256.Sum256(b)
 }
 

@@ -101,6 +101,9 @@ type Trial struct {
 	X []float64
 	// Arm is the point's index in the study's candidate set.
 	Arm int
+
+	s     *Study // the study that asked it (Report)
+	prune bool   // the pruner's decision at the latest Report
 }
 
 // TrialResult is what a study knows about one trial.
@@ -114,6 +117,8 @@ type TrialResult struct {
 	Error   string    `json:"error,omitempty"`
 	Seconds float64   `json:"seconds,omitempty"`
 	Time    time.Time `json:"time"`
+	// Intermediate holds the trial's reported values, in report order.
+	Intermediate []StepValue `json:"intermediate,omitempty"`
 }
 
 // Study is an optimization study on a storage. Its methods are safe for
@@ -260,7 +265,7 @@ func (s *Study) Header() storage.Header { return s.header }
 // commit adds a stored record to the study's state; with engine it is also
 // applied to the engine.
 func (s *Study) commit(r storage.Record, engine bool) error {
-	if (r.Kind == storage.KindTell || r.Kind == storage.KindFail) && (r.Trial >= len(s.trials) || s.trials[r.Trial] == nil) {
+	if (r.Kind == storage.KindTell || r.Kind == storage.KindFail || r.Kind == storage.KindReport || r.Kind == storage.KindPrune) && (r.Trial >= len(s.trials) || s.trials[r.Trial] == nil) {
 		// The storage accepts such a record; a study never writes one.
 		return fmt.Errorf("trial %d: %s record of a trial that was never asked", r.Trial, r.Kind)
 	}
@@ -284,7 +289,9 @@ func (s *Study) commit(r storage.Record, engine bool) error {
 		t = &TrialResult{Number: r.Trial, Arm: r.Arm, X: slices.Clone(r.X), Params: s.cfg.Space.ParamsOf(r.X), Value: math.NaN()}
 		s.trials[r.Trial] = t
 	}
-	t.Time = r.Time
+	if r.Kind != storage.KindReport {
+		t.Time = r.Time
+	}
 	switch r.Kind {
 	case storage.KindEnqueue:
 		t.State = Waiting
@@ -299,6 +306,10 @@ func (s *Study) commit(r storage.Record, engine bool) error {
 		}
 	case storage.KindFail:
 		t.State, t.Error, t.Seconds = Failed, r.Error, r.Seconds
+	case storage.KindReport:
+		t.Intermediate = append(t.Intermediate, StepValue{Step: r.Step, Value: *r.Y})
+	case storage.KindPrune:
+		t.State, t.Seconds = Pruned, r.Seconds
 	}
 	return nil
 }
@@ -446,7 +457,7 @@ func (s *Study) Ask(ctx context.Context) (*Trial, error) {
 	}
 	s.started[pending.Trial] = time.Now()
 	s.saveSnapshot(ctx)
-	return &Trial{Number: pending.Trial, Params: s.cfg.Space.ParamsOf(pending.X), X: slices.Clone(pending.X), Arm: pending.Arm}, nil
+	return &Trial{Number: pending.Trial, Params: s.cfg.Space.ParamsOf(pending.X), X: slices.Clone(pending.X), Arm: pending.Arm, s: s}, nil
 }
 
 // nextAsk returns the records of one ask (preceded, with the FailStale
@@ -746,6 +757,7 @@ func (s *Study) Trials() []TrialResult {
 		if t != nil {
 			c := *t
 			c.X = slices.Clone(t.X)
+			c.Intermediate = slices.Clone(t.Intermediate)
 			out = append(out, c)
 		}
 	}

@@ -229,6 +229,12 @@ var migrations = []string{
 		data     bytea NOT NULL,
 		saved    timestamptz NOT NULL DEFAULT statement_timestamp()
 	);`,
+	// 3: intermediate values (report) and pruned trials (prune), with
+	// the step of a report.
+	`ALTER TABLE bkb_records DROP CONSTRAINT bkb_records_kind_check;
+	ALTER TABLE bkb_records ADD CONSTRAINT bkb_records_kind_check
+		CHECK (kind IN ('ask', 'tell', 'fail', 'enqueue', 'report', 'prune'));
+	ALTER TABLE bkb_records ADD COLUMN step integer NOT NULL DEFAULT 0;`,
 }
 
 // SchemaVersion is the schema version this package creates.
@@ -315,7 +321,7 @@ func (s *Store) Study(ctx context.Context, name string) (storage.Header, error) 
 	return h, nil
 }
 
-const recordColumns = `kind, trial, arm, x, y, error, params::text, worker, time, time_ns, seconds`
+const recordColumns = `kind, trial, arm, x, y, error, params::text, worker, time, time_ns, seconds, step`
 
 // readRecords reads the records of study id from seq from on, in order.
 func readRecords(ctx context.Context, q interface {
@@ -331,7 +337,7 @@ func readRecords(ctx context.Context, q interface {
 		params *string
 		ns     int16
 	)
-	_, err = pgx.ForEachRow(rows, []any{&r.Kind, &r.Trial, &r.Arm, &r.X, &r.Y, &r.Error, &params, &r.Worker, &r.Time, &ns, &r.Seconds}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&r.Kind, &r.Trial, &r.Arm, &r.X, &r.Y, &r.Error, &params, &r.Worker, &r.Time, &ns, &r.Seconds, &r.Step}, func() error {
 		rec := r
 		rec.Time = rec.Time.Add(time.Duration(ns)).UTC()
 		if params != nil {
@@ -515,10 +521,10 @@ func insert(ctx context.Context, tx pgx.Tx, id int64, seq int, recs []storage.Re
 		if len(r.Params) > 0 {
 			params = string(r.Params)
 		}
-		b.Queue(`INSERT INTO bkb_records (study_id, seq, kind, trial, arm, x, y, error, params, worker, time, time_ns, seconds)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::json, $10, $11, $12, $13)`,
-			id, seq+i, r.Kind, r.Trial, r.Arm, r.X, r.Y, r.Error, params, r.Worker, r.Time, int16(r.Time.Nanosecond()%1000), r.Seconds)
-		if r.Kind == storage.KindTell || r.Kind == storage.KindFail {
+		b.Queue(`INSERT INTO bkb_records (study_id, seq, kind, trial, arm, x, y, error, params, worker, time, time_ns, seconds, step)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::json, $10, $11, $12, $13, $14)`,
+			id, seq+i, r.Kind, r.Trial, r.Arm, r.X, r.Y, r.Error, params, r.Worker, r.Time, int16(r.Time.Nanosecond()%1000), r.Seconds, r.Step)
+		if r.Kind == storage.KindTell || r.Kind == storage.KindFail || r.Kind == storage.KindPrune {
 			done = append(done, int32(r.Trial))
 		}
 	}
