@@ -594,6 +594,8 @@ func (s *Study) finish(ctx context.Context, trial int, value *float64, reason st
 				return nil, nil
 			}
 			return nil, fmt.Errorf("study %s: trial %d has already failed (%s)", s.name, trial, t.Error)
+		case Pruned:
+			return nil, fmt.Errorf("study %s: trial %d was pruned", s.name, trial)
 		}
 		r := storage.Record{Kind: storage.KindTell, Trial: trial, Arm: t.Arm, X: t.X, Y: value, Seconds: seconds}
 		if value == nil {

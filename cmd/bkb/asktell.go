@@ -174,13 +174,14 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 }
 
 func runTell(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("tell", "tell --study FILE --trial N (--value Y | --failed MESSAGE)", stdout)
+	fs := newFlagSet("tell", "tell --study FILE --trial N (--value Y | --failed MESSAGE | --pruned)", stdout)
 	var w where
 	w.register(fs, "study journal (required)")
 	trial := fs.Int("trial", -1, "trial number printed by ask (required)")
 	value := fs.String("value", "", "the objective's value at the trial's point")
 	failed := fs.String("failed", "", "record the trial as failed, with this message")
 	seconds := fs.Float64("seconds", 0, "evaluation time to record, in seconds")
+	pruned := fs.Bool("pruned", false, "record the trial as pruned (stopped early, as bkb report said)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -192,8 +193,8 @@ func runTell(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usagef("unexpected argument %q", fs.Arg(0))
 	case !fs.Changed("trial") || *trial < 0:
 		return usagef("tell needs --trial N (N >= 0, as printed by ask)")
-	case fs.Changed("value") == fs.Changed("failed"):
-		return usagef("tell needs exactly one of --value Y and --failed MESSAGE")
+	case btoi(fs.Changed("value"))+btoi(fs.Changed("failed"))+btoi(*pruned) != 1:
+		return usagef("tell needs exactly one of --value Y, --failed MESSAGE and --pruned")
 	case fs.Changed("failed") && strings.TrimSpace(*failed) == "":
 		return usagef("--failed needs a message")
 	case !(*seconds >= 0) || math.IsInf(*seconds, 0):
@@ -218,6 +219,12 @@ func runTell(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer closeStore()
+	if *pruned {
+		if err := s.Prune(ctx, *trial); err != nil {
+			return trimPkg(err)
+		}
+		return closeStore()
+	}
 	o := study.Outcome{Value: y, Seconds: *seconds}
 	if fs.Changed("failed") {
 		o.Failed = *failed

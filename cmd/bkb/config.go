@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/bkb-go/bkb/objectives"
+	"github.com/bkb-go/bkb/pruner"
 	"github.com/bkb-go/bkb/study"
 )
 
@@ -122,6 +123,8 @@ type configFlags struct {
 	noStd       bool
 	maxFailures int
 	minBatch    int
+	pruner      string
+	filePruner  *pruner.Config // the space file's "pruner", if any
 }
 
 func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
@@ -157,13 +160,14 @@ func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
 	fs.IntVar(&c.init, "init", 0, "initial design size: random arms before the policy starts (default max(5, 2d), d the number of parameters)")
 	fs.BoolVar(&c.noStd, "no-standardize", false, "tell the GP raw values instead of values standardized by the initial design")
 	fs.IntVar(&c.maxFailures, "max-failures", 10, "stop the run after this many failed evaluations (0: never)")
+	fs.StringVar(&c.pruner, "pruner", "none", "stop trials early on their reported values: none, median, asha or hyperband, with settings as in 'median:startup=5,warmup=0,interval=1' (docs/pruning.md)")
 	fs.IntVar(&c.minBatch, "min-batch", 0, "policy bbkb: keep a batch open until it holds this many arms (optimize: default --workers; 0: the paper's batch rule alone)")
 }
 
 // configFlagNames lists the flags that define a study (ignored on resume).
 var configFlagNames = []string{"objective", "noise", "plugin", "one-shot", "timeout", "max-restarts", "space", "lower", "upper", "names",
 	"arms", "n", "per-dim", "arms-file", "arms-seed", "policy", "kernel", "length-scale", "fit-length-scale", "lambda", "qbar",
-	"beta", "incremental", "seed", "maximize", "minimize", "init", "no-standardize", "max-failures", "candidates", "fit", "min-batch"}
+	"beta", "incremental", "seed", "maximize", "minimize", "init", "no-standardize", "max-failures", "candidates", "fit", "min-batch", "pruner"}
 
 // build validates the flags and returns the study. extra is the plugin
 // command given after "--", if any. external makes a study with no
@@ -294,6 +298,9 @@ func (c *configFlags) build(fs *pflag.FlagSet, extra []string, external bool) (*
 		return nil, err
 	}
 	cfg.Space = space
+	if cfg.Pruner, err = c.prunerConfig(fs); err != nil {
+		return nil, err
+	}
 	if err := cfg.Normalize(); err != nil {
 		return nil, usageError{trimPkg(err)}
 	}
@@ -313,12 +320,14 @@ func (c *configFlags) space(fs *pflag.FlagSet, fn *objectives.Function) (study.S
 		if fs.Changed("names") {
 			return s, usagef("give the parameter names either in --space or with --names, not both")
 		}
-		f, err := os.Open(c.spaceFile)
+		b, err := readSpaceFile(c.spaceFile)
 		if err != nil {
 			return s, usageError{err}
 		}
-		defer f.Close()
-		s, err = study.ReadSpace(f)
+		if b, c.filePruner, err = splitPruner(b); err != nil {
+			return s, usagef("space file %s: %v", c.spaceFile, err)
+		}
+		s, err = study.ReadSpace(bytes.NewReader(b))
 		if err != nil {
 			return s, usagef("space file %s: %v", c.spaceFile, err)
 		}

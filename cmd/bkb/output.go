@@ -117,6 +117,7 @@ type result struct {
 	Trials       int      `json:"trials"`
 	Complete     int      `json:"complete"`
 	Failed       int      `json:"failed"`
+	Pruned       int      `json:"pruned,omitempty"`
 	Pending      int      `json:"pending"`
 	Best         *point   `json:"best"`
 	Top          []point  `json:"top"`
@@ -151,6 +152,8 @@ func newResult(sp *spec, nArms int, trials []study.TrialResult, top int) *result
 			done = append(done, t)
 		case study.Failed:
 			r.Failed++
+		case study.Pruned:
+			r.Pruned++
 		default:
 			r.Pending++
 		}
@@ -299,6 +302,9 @@ func (r *result) writeText(w io.Writer) error {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "%d trials: %d complete, %d failed", r.Trials, r.Complete, r.Failed)
+	if r.Pruned > 0 {
+		fmt.Fprintf(w, ", %d pruned", r.Pruned)
+	}
 	if r.Pending > 0 {
 		fmt.Fprintf(w, ", %d pending", r.Pending)
 	}
@@ -440,6 +446,8 @@ type exportedTrial struct {
 	X         []float64    `json:"x"`
 	Error     string       `json:"error,omitempty"`
 	Time      string       `json:"time,omitempty"`
+	// Intermediate holds the values the trial reported, in order.
+	Intermediate []study.StepValue `json:"intermediate,omitempty"`
 }
 
 // traceJSON returns the trials as a JSON array, one object per trial.
@@ -447,7 +455,8 @@ func traceJSON(sp *spec, trials []study.TrialResult) ([]byte, error) {
 	out := make([]exportedTrial, 0, len(trials))
 	best := math.NaN()
 	for _, t := range trials {
-		e := exportedTrial{Trial: t.Number, Status: t.State, Arm: t.Arm, Seconds: t.Seconds, Params: t.Params, X: t.X, Error: t.Error}
+		e := exportedTrial{Trial: t.Number, Status: t.State, Arm: t.Arm, Seconds: t.Seconds, Params: t.Params, X: t.X, Error: t.Error,
+			Intermediate: t.Intermediate}
 		if !t.Time.IsZero() {
 			e.Time = t.Time.UTC().Format(time.RFC3339Nano)
 		}
