@@ -223,7 +223,7 @@ func (r *runner) evaluate(ctx context.Context, t *Trial) error {
 	if ferr != nil && ctx.Err() != nil && !errors.As(ferr, &panicked) {
 		return nil // interrupted: the trial stays pending
 	}
-	if ferr != nil && r.opt.Fatal != nil && r.opt.Fatal(ferr) {
+	if ferr != nil && !errors.Is(ferr, ErrPruned) && r.opt.Fatal != nil && r.opt.Fatal(ferr) {
 		return fmt.Errorf("trial %d: %w", t.Number, ferr)
 	}
 	// The outcome is stored even if another worker stops the run now.

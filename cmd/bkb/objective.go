@@ -70,7 +70,15 @@ func (p *pluginPool) eval(ctx context.Context, t *study.Trial) (float64, error) 
 		return 0, ctx.Err()
 	}
 	defer func() { p.free <- pr }()
-	v, err := pr.Evaluate(ctx, t.X)
+	v, err := pr.EvaluateReporting(ctx, t.X, func(step int, value float64) (bool, error) {
+		if err := t.Report(ctx, step, value); err != nil {
+			return false, err
+		}
+		return t.ShouldPrune(), nil
+	})
+	if errors.Is(err, plugin.ErrPruned) {
+		return 0, study.ErrPruned
+	}
 	// One-shot mode starts a fresh process per evaluation: no restarts.
 	if err != nil && pr.Restartable() && restartsAfter(err) {
 		if next := pr.Restarts() + 1; next <= p.maxRestarts {
