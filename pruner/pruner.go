@@ -108,7 +108,16 @@ type Config struct {
 	// takes the last step + 1 of the first complete trial, and nothing is
 	// pruned before one is complete.
 	MaxResource int `json:"max_resource,omitempty"`
+	// Tell says what the study's model is told about a pruned trial:
+	// TellLast (its last reported value; the default) or TellNothing.
+	Tell string `json:"tell,omitempty"`
 }
+
+// What the model is told about a pruned trial (Config.Tell).
+const (
+	TellNothing = "nothing"
+	TellLast    = "last"
+)
 
 // IsZero reports whether c chooses no pruner.
 func (c Config) IsZero() bool { return c.Kind == "" || c.Kind == None }
@@ -116,6 +125,11 @@ func (c Config) IsZero() bool { return c.Kind == "" || c.Kind == None }
 // Normalize fills the defaults of c's kind and checks the settings.
 func (c *Config) Normalize() error {
 	c.Kind = strings.ToLower(strings.TrimSpace(c.Kind))
+	switch c.Tell {
+	case "", TellNothing, TellLast:
+	default:
+		return fmt.Errorf("pruner: tell %q (want nothing or last)", c.Tell)
+	}
 	bad := func(name string, v int, min int) error {
 		if v < min {
 			return fmt.Errorf("pruner %s: %s = %d (want >= %d)", c.Kind, name, v, min)
@@ -126,6 +140,11 @@ func (c *Config) Normalize() error {
 	case "", None:
 		*c = Config{}
 		return nil
+	}
+	if c.Tell == "" {
+		c.Tell = TellLast
+	}
+	switch c.Kind {
 	case Median:
 		if c.StartupTrials == 0 {
 			c.StartupTrials = 5
@@ -170,15 +189,19 @@ func (c Config) New() Pruner {
 
 // String describes c in the form ParseFlag reads.
 func (c Config) String() string {
+	s := None
 	switch c.Kind {
 	case Median:
-		return fmt.Sprintf("median:startup=%d,warmup=%d,interval=%d", c.StartupTrials, c.WarmupSteps, c.IntervalSteps)
+		s = fmt.Sprintf("median:startup=%d,warmup=%d,interval=%d", c.StartupTrials, c.WarmupSteps, c.IntervalSteps)
 	case ASHA:
-		return fmt.Sprintf("asha:min=%d,eta=%d,rate=%d", c.MinResource, c.ReductionFactor, c.MinEarlyStoppingRate)
+		s = fmt.Sprintf("asha:min=%d,eta=%d,rate=%d", c.MinResource, c.ReductionFactor, c.MinEarlyStoppingRate)
 	case Hyperband:
-		return fmt.Sprintf("hyperband:min=%d,max=%d,eta=%d", c.MinResource, c.MaxResource, c.ReductionFactor)
+		s = fmt.Sprintf("hyperband:min=%d,max=%d,eta=%d", c.MinResource, c.MaxResource, c.ReductionFactor)
 	}
-	return None
+	if c.Tell != "" && s != None {
+		s += ",tell=" + c.Tell
+	}
+	return s
 }
 
 // ParseFlag reads a pruner from a command-line value: a kind, optionally
@@ -191,6 +214,10 @@ func ParseFlag(s string) (Config, error) {
 	if rest != "" {
 		for _, kv := range strings.Split(rest, ",") {
 			k, v, ok := strings.Cut(kv, "=")
+			if strings.TrimSpace(k) == "tell" {
+				c.Tell = strings.TrimSpace(v)
+				continue
+			}
 			n, err := strconv.Atoi(strings.TrimSpace(v))
 			if !ok || err != nil {
 				return Config{}, fmt.Errorf("pruner %q: setting %q is not name=integer", s, kv)
@@ -212,7 +239,7 @@ func ParseFlag(s string) (Config, error) {
 			case "rate", "min_early_stopping_rate":
 				dst = &c.MinEarlyStoppingRate
 			default:
-				return Config{}, fmt.Errorf("pruner %q: unknown setting %q (want startup, warmup, interval, min, max, eta or rate)", s, k)
+				return Config{}, fmt.Errorf("pruner %q: unknown setting %q (want startup, warmup, interval, min, max, eta, rate or tell)", s, k)
 			}
 			if n < 0 {
 				return Config{}, fmt.Errorf("pruner %q: %s must not be negative", s, k)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bkb-go/bkb/bandit"
 	"github.com/bkb-go/bkb/gp/hyper"
+	"github.com/bkb-go/bkb/pruner"
 	"github.com/bkb-go/bkb/storage"
 )
 
@@ -440,9 +441,16 @@ func (e *engine) apply(r storage.Record) error {
 		}
 		return e.tell(r.Trial, arm, *r.Y)
 	case storage.KindFail, storage.KindPrune:
-		// A pruned trial is held like a failed one: the GP is not told
-		// its partial value, and its point stays marked pending so the
-		// policy does not suggest it again (docs/pruning.md).
+		if r.Kind == storage.KindPrune && e.cfg.Pruner.Tell == pruner.TellLast && r.Y != nil && math.Abs(*r.Y) <= MaxAbsValue {
+			// The GP is told the last reported value: an upper bound
+			// of the final value of a curve that goes down (a
+			// pessimistic, censored observation; docs/pruning.md).
+			delete(e.pending, r.Trial)
+			return e.tell(r.Trial, arm, *r.Y)
+		}
+		// Otherwise a pruned trial is held like a failed one: the GP is
+		// not told its partial value, and its point stays marked pending
+		// so the policy does not suggest it again (docs/pruning.md).
 		delete(e.pending, r.Trial)
 		e.failed = append(e.failed, arm)
 		// A batched policy must not wait for a result that never comes.
