@@ -19,6 +19,10 @@ const Pruned State = "pruned"
 // as pruned, neither complete nor failed.
 var ErrPruned = errors.New("trial pruned")
 
+// ErrNotPending is returned by Report and Prune for a trial that is not
+// pending (complete, failed, pruned, or enqueued and not asked yet).
+var ErrNotPending = errors.New("trial is not pending")
+
 // StepValue is an intermediate value of a trial.
 type StepValue struct {
 	Step  int     `json:"step"`
@@ -106,7 +110,7 @@ func (s *Study) pendingTrial(trial int, what string) (*TrialResult, error) {
 	}
 	t := s.trials[trial]
 	if t.State != Pending {
-		return nil, fmt.Errorf("study %s: cannot %s trial %d: it is %s, not pending", s.name, what, trial, t.State)
+		return nil, fmt.Errorf("study %s: cannot %s trial %d: it is %s: %w", s.name, what, trial, t.State, ErrNotPending)
 	}
 	return t, nil
 }

@@ -268,7 +268,7 @@ func docEnv(t *testing.T, dataDir string) string {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"examples", "objectives"} {
+	for _, name := range []string{"examples", "objectives", "bench"} {
 		if err := os.Symlink(filepath.Join(root, name), filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}
