@@ -236,17 +236,22 @@ func WritePruneMarkdown(w io.Writer, rows []PruneRow) error {
 
 // PruneMethods are the pruners of the benchmark, as pruner.ParseFlag
 // specs, by name: none, Optuna's default median rule, ASHA and Hyperband
-// on the 27 steps (rungs at steps 1, 3 and 9).
+// on the 27 steps (rungs at steps 1, 3 and 9), each telling the model a
+// pruned trial's last value (the default), and with "-nothing" telling
+// it nothing.
 var PruneMethods = map[string]string{
-	"none":      "none",
-	"median":    "median",
-	"asha":      "asha:min=1,eta=3",
-	"hyperband": "hyperband:min=1,max=27,eta=3",
+	"none":              "none",
+	"median":            "median",
+	"asha":              "asha:min=1,eta=3",
+	"hyperband":         "hyperband:min=1,max=27,eta=3",
+	"median-nothing":    "median:tell=nothing",
+	"asha-nothing":      "asha:min=1,eta=3,tell=nothing",
+	"hyperband-nothing": "hyperband:min=1,max=27,eta=3,tell=nothing",
 }
 
 // SortedPruneMethods lists PruneMethods in the table's order.
 func SortedPruneMethods(names []string) []string {
-	order := []string{"none", "median", "asha", "hyperband"}
+	order := []string{"none", "median", "median-nothing", "asha", "asha-nothing", "hyperband", "hyperband-nothing"}
 	out := slices.Clone(names)
 	slices.SortStableFunc(out, func(a, b string) int {
 		ia, ib := slices.Index(order, a), slices.Index(order, b)
