@@ -13,6 +13,9 @@
 //	{"kind":"tell","trial":0,"arm":12,"x":[0.5,1],"y":0.83,"time":"2025-01-02T03:04:08Z","seconds":2.01}
 //	{"kind":"ask","trial":1,"arm":3,"x":[0.1,2],"time":"2025-01-02T03:04:08Z"}
 //	{"kind":"fail","trial":1,"arm":3,"x":[0.1,2],"error":"plugin timed out","time":"2025-01-02T03:05:08Z","seconds":60}
+//	{"kind":"ask","trial":2,"arm":5,"x":[0.7,1],"time":"2025-01-02T03:05:09Z"}
+//	{"kind":"report","trial":2,"arm":5,"x":[0.7,1],"step":1,"y":2.5,"time":"2025-01-02T03:05:10Z"}
+//	{"kind":"prune","trial":2,"arm":5,"x":[0.7,1],"step":1,"y":2.5,"time":"2025-01-02T03:05:10Z","seconds":1}
 //
 // # Locking
 //

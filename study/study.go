@@ -654,6 +654,8 @@ func (s *Study) finishOwned(ctx context.Context, trial int, value *float64, reas
 			why = fmt.Sprintf("it was completed by another worker (value %v) after its heartbeats lapsed", t.Value)
 		case Failed:
 			why = fmt.Sprintf("it was recorded failed (%s)", t.Error)
+		case Pruned:
+			why = "it was recorded pruned"
 		}
 		if value == nil {
 			note = fmt.Sprintf("trial %d: this worker's failed evaluation (%s) is dropped: %s", trial, reason, why)

@@ -140,3 +140,12 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// prunedLine describes a pruned trial for progress lines.
+func prunedLine(t study.TrialResult) string {
+	if n := len(t.Intermediate); n > 0 {
+		last := t.Intermediate[n-1]
+		return fmt.Sprintf("bkb: trial %d pruned at step %d (value %s)", t.Number, last.Step, fmtVal(last.Value))
+	}
+	return fmt.Sprintf("bkb: trial %d pruned", t.Number)
+}
