@@ -227,7 +227,7 @@ func WritePruneMarkdown(w io.Writer, rows []PruneRow) error {
 		if !math.IsNaN(r.BestP) {
 			p = fmt.Sprintf("%.2f", r.BestP)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %.0f | %.2fx | %.0f | %.0f | %.4f | [%.4f, %.4f] | %s |\n",
+		fmt.Fprintf(&b, "| %s | %d | %.0f | %.2fx | %.0f | %.0f | %.5g | [%.5g, %.5g] | %s |\n",
 			r.Method, r.Runs, r.Steps, r.StepsRatio, r.Trials, r.Pruned, r.Best, r.BestMin, r.BestMax, p)
 	}
 	_, err := io.WriteString(w, b.String())
@@ -247,11 +247,13 @@ var PruneMethods = map[string]string{
 	"median-nothing":    "median:tell=nothing",
 	"asha-nothing":      "asha:min=1,eta=3,tell=nothing",
 	"hyperband-nothing": "hyperband:min=1,max=27,eta=3,tell=nothing",
+	"bound":             "bound",
+	"bound-nothing":     "bound:tell=nothing",
 }
 
 // SortedPruneMethods lists PruneMethods in the table's order.
 func SortedPruneMethods(names []string) []string {
-	order := []string{"none", "median", "median-nothing", "asha", "asha-nothing", "hyperband", "hyperband-nothing"}
+	order := []string{"none", "median", "median-nothing", "asha", "asha-nothing", "hyperband", "hyperband-nothing", "bound", "bound-nothing"}
 	out := slices.Clone(names)
 	slices.SortStableFunc(out, func(a, b string) int {
 		ia, ib := slices.Index(order, a), slices.Index(order, b)

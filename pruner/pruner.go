@@ -80,15 +80,16 @@ const (
 	Median    = "median"
 	ASHA      = "asha"
 	Hyperband = "hyperband"
+	Bound     = "bound"
 )
 
 // Config chooses a pruner and its settings; zero fields take Optuna 3.1's
 // defaults in Normalize.
 type Config struct {
-	// Kind is None (or ""), Median, ASHA or Hyperband.
+	// Kind is None (or ""), Median, ASHA, Hyperband or Bound.
 	Kind string `json:"kind,omitempty"`
-	// StartupTrials (median): no pruning before this many trials are
-	// complete (default 5).
+	// StartupTrials (median, bound): no pruning before this many trials
+	// are complete (default 5).
 	StartupTrials int `json:"startup_trials,omitempty"`
 	// WarmupSteps (median): no pruning at steps below it (default 0).
 	WarmupSteps int `json:"warmup_steps,omitempty"`
@@ -145,6 +146,11 @@ func (c *Config) Normalize() error {
 		c.Tell = TellLast
 	}
 	switch c.Kind {
+	case Bound:
+		if c.StartupTrials == 0 {
+			c.StartupTrials = 5
+		}
+		return bad("startup_trials", c.StartupTrials, 0)
 	case Median:
 		if c.StartupTrials == 0 {
 			c.StartupTrials = 5
@@ -171,7 +177,7 @@ func (c *Config) Normalize() error {
 		}
 		return err
 	}
-	return fmt.Errorf("unknown pruner %q (want none, median, asha or hyperband)", c.Kind)
+	return fmt.Errorf("unknown pruner %q (want none, median, asha, hyperband or bound)", c.Kind)
 }
 
 // New returns the pruner c chooses (nil for none); c must be normalized.
@@ -183,6 +189,8 @@ func (c Config) New() Pruner {
 		return SuccessiveHalving{MinResource: c.MinResource, ReductionFactor: c.ReductionFactor, MinEarlyStoppingRate: c.MinEarlyStoppingRate}
 	case Hyperband:
 		return HyperbandPruner{MinResource: c.MinResource, MaxResource: c.MaxResource, ReductionFactor: c.ReductionFactor}
+	case Bound:
+		return CurveBound{StartupTrials: c.StartupTrials}
 	}
 	return nil
 }
@@ -197,6 +205,8 @@ func (c Config) String() string {
 		s = fmt.Sprintf("asha:min=%d,eta=%d,rate=%d", c.MinResource, c.ReductionFactor, c.MinEarlyStoppingRate)
 	case Hyperband:
 		s = fmt.Sprintf("hyperband:min=%d,max=%d,eta=%d", c.MinResource, c.MaxResource, c.ReductionFactor)
+	case Bound:
+		s = fmt.Sprintf("bound:startup=%d", c.StartupTrials)
 	}
 	if c.Tell != "" && s != None {
 		s += ",tell=" + c.Tell
@@ -488,4 +498,46 @@ func (p HyperbandPruner) Prune(s Study, cur Curve) bool {
 	}
 	sh := SuccessiveHalving{MinResource: p.MinResource, ReductionFactor: p.ReductionFactor, MinEarlyStoppingRate: b}
 	return sh.Prune(Study{Name: s.Name, Trials: mates}, cur)
+}
+
+// CurveBound stops a trial that cannot, by the study's own curves, beat
+// the best final value so far: its value at its newest step minus the
+// largest improvement any complete trial made from that step to its end
+// (an optimistic forecast of its final value) is still worse than the
+// best final value of a complete trial. It is this package's own rule, not
+// Optuna's: a trial is stopped only when even the best-improving curve seen
+// would not rescue it, so it keeps a slow starter that another trial's
+// curve says may still win. It does not prune at or after the complete
+// trials' last step (nothing is saved there) nor at a step no complete
+// trial reported.
+type CurveBound struct {
+	StartupTrials int // no pruning before this many trials are complete
+}
+
+// Prune implements Pruner.
+func (p CurveBound) Prune(s Study, cur Curve) bool {
+	n := len(cur.Steps)
+	if n == 0 {
+		return false
+	}
+	step, value := cur.Steps[n-1], cur.Values[n-1]
+	complete, seen := 0, 0
+	best, gain := math.Inf(1), math.Inf(-1)
+	for _, t := range s.Trials {
+		if !t.Complete || len(t.Steps) == 0 {
+			continue
+		}
+		complete++
+		last := t.LastStep()
+		final, _ := t.ValueAt(last)
+		best = math.Min(best, final)
+		if v, ok := t.ValueAt(step); ok && step < last {
+			gain = math.Max(gain, v-final)
+			seen++
+		}
+	}
+	if complete == 0 || complete < p.StartupTrials || seen == 0 {
+		return false
+	}
+	return value-math.Max(gain, 0) > best
 }

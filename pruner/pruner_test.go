@@ -64,6 +64,7 @@ func TestParseFlag(t *testing.T) {
 		{"MEDIAN:startup=3,warmup=10,interval=2,tell=nothing", "median:startup=3,warmup=10,interval=2,tell=nothing", ""},
 		{"asha", "asha:min=1,eta=4,rate=0,tell=last", ""},
 		{"hyperband", "hyperband:min=1,max=0,eta=3,tell=last", ""},
+		{"bound:startup=3", "bound:startup=3,tell=last", ""},
 		{"hyperband:min=3,max=2", "", "below min_resource"},
 		{"asha:eta=1", "", "reduction_factor = 1"},
 		{"median:interval=-1", "", "must not be negative"},
@@ -79,6 +80,34 @@ func TestParseFlag(t *testing.T) {
 		case c.err == "" && (err != nil || got.String() != c.want):
 			t.Errorf("ParseFlag(%q) = %q, %v; want %q", c.in, got.String(), err, c.want)
 		}
+	}
+}
+
+// TestCurveBound: a trial is stopped only when its value minus the best
+// improvement of a complete curve from that step on is worse than the
+// best final value.
+func TestCurveBound(t *testing.T) {
+	t.Parallel()
+	// Complete curves: 3 -> 1 (gain 2 from step 0, 1 from step 1), 2 -> 1.5.
+	s := Study{Trials: []Curve{curve(0, true, 10, 3, 2, 1), curve(1, true, 20, 2, 1.8, 1.5)}}
+	p := CurveBound{StartupTrials: 2}
+	for _, c := range []struct {
+		vals []float64
+		want bool
+	}{
+		{[]float64{2.9}, false},        // 2.9 - 2 = 0.9 < 1: may still win
+		{[]float64{3.1}, true},         // 3.1 - 2 = 1.1 > 1
+		{[]float64{3.1, 1.9}, false},   // 1.9 - 1 = 0.9
+		{[]float64{3.1, 2.2}, true},    // 2.2 - 1 = 1.2
+		{[]float64{9, 9, 9}, false},    // the last step: nothing to save
+		{[]float64{9, 9, 9, 9}, false}, // no complete trial has step 3
+	} {
+		if got := p.Prune(s, curve(2, false, 30, c.vals...)); got != c.want {
+			t.Errorf("curve %v: prune %v, want %v", c.vals, got, c.want)
+		}
+	}
+	if (CurveBound{StartupTrials: 3}).Prune(s, curve(2, false, 30, 100)) {
+		t.Error("pruned with 2 complete trials and 3 startup trials")
 	}
 }
 

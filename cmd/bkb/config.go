@@ -160,7 +160,7 @@ func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
 	fs.IntVar(&c.init, "init", 0, "initial design size: random arms before the policy starts (default max(5, 2d), d the number of parameters)")
 	fs.BoolVar(&c.noStd, "no-standardize", false, "tell the GP raw values instead of values standardized by the initial design")
 	fs.IntVar(&c.maxFailures, "max-failures", 10, "stop the run after this many failed evaluations (0: never)")
-	fs.StringVar(&c.pruner, "pruner", "none", "stop trials early on their reported values: none, median, asha or hyperband, with settings as in 'median:startup=5,warmup=0,interval=1' (docs/pruning.md)")
+	fs.StringVar(&c.pruner, "pruner", "none", "stop trials early on their reported values: none, median, asha, hyperband or bound, with settings as in 'median:startup=5,warmup=0,interval=1' (docs/pruning.md)")
 	fs.IntVar(&c.minBatch, "min-batch", 0, "policy bbkb: keep a batch open until it holds this many arms (optimize: default --workers; 0: the paper's batch rule alone)")
 }
 
