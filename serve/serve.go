@@ -308,7 +308,7 @@ func (s *Server) replyErr(w http.ResponseWriter, r *http.Request, err error) {
 		code, body.Code = http.StatusConflict, "complete"
 	case errors.Is(err, study.ErrValueRange):
 		code = http.StatusBadRequest
-	case errors.Is(err, errConflict):
+	case errors.Is(err, errConflict), errors.Is(err, study.ErrNotPending):
 		code = http.StatusConflict
 	case r.Context().Err() != nil:
 		code = 499
@@ -539,6 +539,12 @@ func trialJSON(t study.TrialResult) TrialJSON {
 		v := t.Value
 		out.Value = &v
 	}
+	for _, sv := range t.Intermediate {
+		if out.Intermediate == nil {
+			out.Intermediate = map[string]float64{}
+		}
+		out.Intermediate[strconv.Itoa(sv.Step)] = sv.Value
+	}
 	return out
 }
 
@@ -552,7 +558,7 @@ func (s *Server) summary(ctx context.Context, st *study.Study, full bool) Summar
 	done := 0
 	for _, t := range trials {
 		sum.Counts[string(t.State)]++
-		if t.State == study.Complete || t.State == study.Failed {
+		if t.State == study.Complete || t.State == study.Failed || t.State == study.Pruned {
 			done++
 		}
 	}
@@ -825,6 +831,9 @@ type TellRequest struct {
 	// Constraints are the constraint values of a constrained study
 	// (feasible when every one is <= 0).
 	Constraints []float64 `json:"constraints,omitempty"`
+	// Pruned records the trial as pruned (stopped early, as a report's
+	// "prune" said) instead of a value or a failure.
+	Pruned bool `json:"pruned,omitempty"`
 }
 
 func (s *Server) tell(w http.ResponseWriter, r *http.Request) {
@@ -838,8 +847,14 @@ func (s *Server) tell(w http.ResponseWriter, r *http.Request) {
 		s.replyErr(w, r, err)
 		return
 	}
-	if (req.Value == nil && req.Values == nil) == (req.Failed == "") || req.Value != nil && req.Values != nil {
-		s.replyErr(w, r, badf(`want exactly one of "value", "values" and "failed"`))
+	given := 0
+	for _, b := range []bool{req.Value != nil, req.Values != nil, req.Failed != "", req.Pruned} {
+		if b {
+			given++
+		}
+	}
+	if given != 1 {
+		s.replyErr(w, r, badf(`want exactly one of "value", "values", "failed" and "pruned"`))
 		return
 	}
 	if req.Seconds < 0 || math.IsNaN(req.Seconds) || math.IsInf(req.Seconds, 0) {
@@ -855,7 +870,11 @@ func (s *Server) tell(w http.ResponseWriter, r *http.Request) {
 	if req.Value != nil {
 		o.Value = *req.Value
 	}
-	if err := st.TellOutcome(r.Context(), trial, o); err != nil {
+	tell := func() error { return st.TellOutcome(r.Context(), trial, o) }
+	if req.Pruned {
+		tell = func() error { return st.Prune(r.Context(), trial) }
+	}
+	if err := tell(); err != nil {
 		if !errors.Is(err, study.ErrNoTrial) && !errors.Is(err, study.ErrValueRange) && r.Context().Err() == nil && strings.Contains(err.Error(), "already") {
 			err = fmt.Errorf("%w: %v", errConflict, err)
 		} else if errors.Is(err, study.ErrOutcome) || strings.Contains(err.Error(), "not finite") || strings.Contains(err.Error(), "never asked") {
@@ -927,27 +946,20 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 		s.replyErr(w, r, badf(`a report needs "step" >= 0 and a finite "value"`))
 		return
 	}
-	at, ok := s.opt.Storage.(storage.Attributes)
-	if !ok {
-		s.fail(w, http.StatusNotImplemented, "this storage keeps no attributes")
-		return
-	}
 	st, err := s.load(r.Context(), n, false)
 	if err != nil {
 		s.replyErr(w, r, err)
 		return
 	}
-	if _, ok := trialOf(st, trial); !ok {
-		s.replyErr(w, r, fmt.Errorf("study %s has no trial %d: %w", n, trial, study.ErrNoTrial))
-		return
-	}
-	v, _ := json.Marshal(*req.Value)
-	if err := at.SetAttr(r.Context(), n, storage.Attr{Trial: trial, Key: reportPrefix + strconv.Itoa(req.Step), Value: v}); err != nil {
+	// A durable report record; the study's pruner decides from the
+	// stored values whether the trial should stop.
+	prune, err := st.Report(r.Context(), trial, req.Step, *req.Value)
+	if err != nil {
 		s.replyErr(w, r, err)
 		return
 	}
 	s.leases.renew(n, trial)
-	s.reply(w, http.StatusOK, map[string]any{"trial": trial, "step": req.Step})
+	s.reply(w, http.StatusOK, map[string]any{"trial": trial, "step": req.Step, "prune": prune})
 }
 
 func (s *Server) trials(w http.ResponseWriter, r *http.Request) {

@@ -13,6 +13,9 @@
 //	{"kind":"tell","trial":0,"arm":12,"x":[0.5,1],"y":0.83,"time":"2025-01-02T03:04:08Z","seconds":2.01}
 //	{"kind":"ask","trial":1,"arm":3,"x":[0.1,2],"time":"2025-01-02T03:04:08Z"}
 //	{"kind":"fail","trial":1,"arm":3,"x":[0.1,2],"error":"plugin timed out","time":"2025-01-02T03:05:08Z","seconds":60}
+//	{"kind":"ask","trial":2,"arm":5,"x":[0.7,1],"time":"2025-01-02T03:05:09Z"}
+//	{"kind":"report","trial":2,"arm":5,"x":[0.7,1],"step":1,"y":2.5,"time":"2025-01-02T03:05:10Z"}
+//	{"kind":"prune","trial":2,"arm":5,"x":[0.7,1],"step":1,"y":2.5,"time":"2025-01-02T03:05:10Z","seconds":1}
 //
 // # Locking
 //
@@ -54,6 +57,12 @@ const (
 	// an ask of the same trial and point before any new suggestion (a warm
 	// start, or a trial of a stopped worker evaluated again).
 	KindEnqueue = "enqueue"
+	// KindReport is an intermediate value Y of a pending trial at Step (a
+	// learning curve's point), read by pruners.
+	KindReport = "report"
+	// KindPrune completes a trial as pruned: stopped early on its
+	// intermediate values. It may carry the Step and Y of the last report.
+	KindPrune = "prune"
 )
 
 // ErrLocked is returned by Create and Open when another Journal (in this or
@@ -70,7 +79,7 @@ type Header struct {
 
 // Record is one event of a study.
 type Record struct {
-	Kind  string    `json:"kind"`  // KindAsk, KindTell, KindFail or KindEnqueue
+	Kind  string    `json:"kind"`  // KindAsk, KindTell, KindFail, KindEnqueue, KindReport or KindPrune
 	Trial int       `json:"trial"` // 0-based trial number
 	Arm   int       `json:"arm"`   // arm index, -1 if the point is not an arm
 	X     []float64 `json:"x"`     // the point
@@ -90,19 +99,30 @@ type Record struct {
 	// Constraints are the constraint values c_j(x) of a constrained study
 	// (tell only): the point is feasible when every one is <= 0.
 	Constraints []float64 `json:"constraints,omitempty"`
+	// Step is the step of an intermediate value (report; prune: the last
+	// reported step), >= 0.
+	Step int `json:"step,omitempty"`
 }
 
 // Validate checks one record on its own: a known kind, Trial >= 0,
-// Arm >= -1, a non-empty finite X, a finite Y present exactly for tell, no
-// Error except on fail, a finite, non-negative Seconds, and finite Values
-// (led by Y) and Constraints on tell records only.
+// Arm >= -1, a non-empty finite X, a finite Y present for tell and report,
+// optional for prune and absent otherwise, no Error except on fail, a
+// finite, non-negative Seconds, Step >= 0, zero except on report and
+// prune, and finite Values (led by Y) and Constraints on tell records
+// only.
 func (r Record) Validate() error {
 	switch r.Kind {
-	case KindAsk, KindTell, KindFail, KindEnqueue:
+	case KindAsk, KindTell, KindFail, KindEnqueue, KindReport, KindPrune:
 	case "":
 		return errors.New(`missing "kind"`)
 	default:
-		return fmt.Errorf("unknown kind %q (want ask, tell, fail or enqueue)", r.Kind)
+		return fmt.Errorf("unknown kind %q (want ask, tell, fail, enqueue, report or prune)", r.Kind)
+	}
+	if r.Step < 0 {
+		return fmt.Errorf("negative step %d", r.Step)
+	}
+	if r.Step != 0 && r.Kind != KindReport && r.Kind != KindPrune {
+		return fmt.Errorf(`%s with "step"`, r.Kind)
 	}
 	if r.Trial < 0 {
 		return fmt.Errorf("negative trial %d", r.Trial)
@@ -119,9 +139,9 @@ func (r Record) Validate() error {
 		}
 	}
 	switch {
-	case r.Kind == KindTell && r.Y == nil:
-		return errors.New(`tell without "y"`)
-	case r.Kind != KindTell && r.Y != nil:
+	case (r.Kind == KindTell || r.Kind == KindReport) && r.Y == nil:
+		return fmt.Errorf(`%s without "y"`, r.Kind)
+	case r.Kind != KindTell && r.Kind != KindReport && r.Kind != KindPrune && r.Y != nil:
 		return fmt.Errorf(`%s with "y"`, r.Kind)
 	case r.Y != nil && (math.IsNaN(*r.Y) || math.IsInf(*r.Y, 0)):
 		return fmt.Errorf("y = %v is not finite", *r.Y)

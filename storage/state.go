@@ -12,8 +12,8 @@ import (
 
 // State is what a study's records add up to, as needed to resume it.
 type State struct {
-	// Completed holds the tell and fail records, one per completed trial,
-	// in journal order.
+	// Completed holds the tell, fail and prune records, one per completed
+	// trial, in journal order.
 	Completed []Record
 	// Pending holds, ordered by trial, the ask records of trials that have
 	// neither a tell nor a fail: evaluations that were handed out and never
@@ -28,8 +28,8 @@ type State struct {
 	// NextTrial is one more than the largest trial number seen, 0 when
 	// there are no records: the number to give the next new trial.
 	NextTrial int
-	// Tells and Fails count the completed trials by outcome.
-	Tells, Fails int
+	// Tells, Fails and Prunes count the completed trials by outcome.
+	Tells, Fails, Prunes int
 	// Dim is the number of coordinates of every X, 0 when there are no
 	// records.
 	Dim int
@@ -81,6 +81,7 @@ type tracker struct {
 	next      int
 	tells     int
 	fails     int
+	prunes    int
 }
 
 func newTracker() *tracker {
@@ -111,12 +112,19 @@ func (t *tracker) check(r Record) error {
 		return nil
 	}
 	if prev, ok := t.done[r.Trial]; ok {
+		if r.Kind == KindReport {
+			return fmt.Errorf("trial %d: report after the trial was completed (by a %s)", r.Trial, prev)
+		}
 		if r.Kind == KindAsk {
 			return fmt.Errorf("trial %d: ask after the trial was completed (by a %s)", r.Trial, prev)
 		}
 		return fmt.Errorf("trial %d: duplicate completion: %s after an earlier %s", r.Trial, r.Kind, prev)
 	}
-	if ask, ok := t.pending[r.Trial]; ok {
+	ask, ok := t.pending[r.Trial]
+	if !ok && r.Kind == KindReport {
+		return fmt.Errorf("trial %d: report of a trial that was never asked", r.Trial)
+	}
+	if ok {
 		if ask.Arm != r.Arm || !slices.Equal(ask.X, r.X) {
 			if r.Kind == KindAsk {
 				return fmt.Errorf("trial %d: asked twice with different points (arm %d x %v, then arm %d x %v)", r.Trial, ask.Arm, ask.X, r.Arm, r.X)
@@ -147,14 +155,19 @@ func (t *tracker) add(r Record) error {
 		// stopped is no longer stale once its new worker has it.
 		delete(t.waiting, r.Trial)
 		t.pending[r.Trial] = r
+	case KindReport:
+		// An intermediate value: the trial stays pending.
 	default:
 		delete(t.pending, r.Trial)
 		t.done[r.Trial] = r.Kind
 		t.doneAt[r.Trial] = len(t.completed)
 		t.completed = append(t.completed, r)
-		if r.Kind == KindTell {
+		switch r.Kind {
+		case KindTell:
 			t.tells++
-		} else {
+		case KindPrune:
+			t.prunes++
+		default:
 			t.fails++
 		}
 	}
@@ -169,6 +182,7 @@ func (t *tracker) state() State {
 		NextTrial: t.next,
 		Tells:     t.tells,
 		Fails:     t.fails,
+		Prunes:    t.prunes,
 		Dim:       t.dim,
 	}
 	for _, r := range t.pending {
@@ -208,7 +222,7 @@ func (t *tracker) completion(trial int) (Record, bool) {
 // trial: equal in every field except Time (a retried tell is rebuilt with a
 // new time, or none).
 func sameCompletion(a, b Record) bool {
-	if a.Kind != b.Kind || a.Trial != b.Trial || a.Arm != b.Arm || !slices.Equal(a.X, b.X) ||
+	if a.Kind != b.Kind || a.Trial != b.Trial || a.Arm != b.Arm || a.Step != b.Step || !slices.Equal(a.X, b.X) ||
 		a.Error != b.Error || a.Seconds != b.Seconds || a.Worker != b.Worker || !sameJSON(a.Params, b.Params) ||
 		!slices.Equal(a.Values, b.Values) || !slices.Equal(a.Constraints, b.Constraints) {
 		return false
@@ -258,7 +272,7 @@ func admit(t *tracker, out []Record, now time.Time) (add, result []Record, next 
 		if err := r.Validate(); err != nil {
 			return nil, nil, nil, fmt.Errorf("invalid %s record for trial %d: %w", r.Kind, r.Trial, err)
 		}
-		if r.Kind == KindTell || r.Kind == KindFail {
+		if r.Kind == KindTell || r.Kind == KindFail || r.Kind == KindPrune {
 			if prev, ok := next.completion(r.Trial); ok && sameCompletion(prev, r) {
 				result[i] = prev
 				continue

@@ -22,6 +22,7 @@ import (
 	"github.com/bkb-go/bkb/gp/hyper"
 	"github.com/bkb-go/bkb/kernel"
 	"github.com/bkb-go/bkb/objectives"
+	"github.com/bkb-go/bkb/pruner"
 )
 
 // Defaults of a study, the same for Go callers and the command line: a
@@ -195,6 +196,9 @@ type Config struct {
 	// alone would close batches of one or two arms and leave the others
 	// waiting. 0: the paper's rule alone.
 	MinBatch int `json:"min_batch,omitempty"`
+	// Pruner stops trials early on their intermediate values (see
+	// Trial.Report and docs/pruning.md); zero: no pruning.
+	Pruner pruner.Config `json:"pruner,omitzero"`
 	// Objective is opaque to the study: a tool that runs the objective
 	// itself (the command line) stores here how to run it.
 	Objective json.RawMessage `json:"objective,omitempty"`
@@ -256,6 +260,9 @@ func (c *Config) Normalize() error {
 	}
 	if c.Version == 0 {
 		c.Version = CurrentVersion
+	}
+	if err := c.Pruner.Normalize(); err != nil {
+		return fmt.Errorf("study: %w", err)
 	}
 	if c.Version < 1 || c.Version > LatestVersion {
 		return fmt.Errorf("study: configuration version %d (this build knows 1 to %d)", c.Version, LatestVersion)

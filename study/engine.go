@@ -13,6 +13,7 @@ import (
 
 	"github.com/bkb-go/bkb/bandit"
 	"github.com/bkb-go/bkb/gp/hyper"
+	"github.com/bkb-go/bkb/pruner"
 	"github.com/bkb-go/bkb/storage"
 )
 
@@ -403,6 +404,9 @@ func (e *engine) stats() bandit.Stats {
 // written by another build) is counted in diverged and its arm used all
 // the same.
 func (e *engine) apply(r storage.Record) error {
+	if r.Kind == storage.KindReport {
+		return nil // an intermediate value: the model is told final values only
+	}
 	if err := e.space.Check(r.X); err != nil {
 		return fmt.Errorf("trial %d: %s record: %v (the study's records do not fit its search space)", r.Trial, r.Kind, trimStudy(err))
 	}
@@ -453,7 +457,17 @@ func (e *engine) apply(r storage.Record) error {
 			e.succ[n-1].values, e.succ[n-1].cons = r.Values, r.Constraints
 		}
 		return err
-	case storage.KindFail:
+	case storage.KindFail, storage.KindPrune:
+		if r.Kind == storage.KindPrune && e.cfg.Pruner.Tell == pruner.TellLast && r.Y != nil && math.Abs(*r.Y) <= MaxAbsValue {
+			// The GP is told the last reported value: an upper bound
+			// of the final value of a curve that goes down (a
+			// pessimistic, censored observation; docs/pruning.md).
+			delete(e.pending, r.Trial)
+			return e.tell(r.Trial, arm, *r.Y)
+		}
+		// Otherwise a pruned trial is held like a failed one: the GP is
+		// not told its partial value, and its point stays marked pending
+		// so the policy does not suggest it again (docs/pruning.md).
 		delete(e.pending, r.Trial)
 		e.failed = append(e.failed, arm)
 		// A batched policy must not wait for a result that never comes.

@@ -223,13 +223,19 @@ func (r *runner) evaluate(ctx context.Context, t *Trial) error {
 	if ferr != nil && ctx.Err() != nil && !errors.As(ferr, &panicked) {
 		return nil // interrupted: the trial stays pending
 	}
-	if ferr != nil && r.opt.Fatal != nil && r.opt.Fatal(ferr) {
+	if ferr != nil && !errors.Is(ferr, ErrPruned) && r.opt.Fatal != nil && r.opt.Fatal(ferr) {
 		return fmt.Errorf("trial %d: %w", t.Number, ferr)
 	}
 	// The outcome is stored even if another worker stops the run now.
 	sctx := context.WithoutCancel(ctx)
 	var note string
-	if ferr == nil {
+	if errors.Is(ferr, ErrPruned) {
+		var err error
+		if note, err = r.s.prune(sctx, t.Number, secs, true); err != nil {
+			return err
+		}
+		ferr = nil
+	} else if ferr == nil {
 		var err error
 		note, err = r.s.finishOwnedWith(sctx, t.Number, &v, "", secs, t.values, t.constraints)
 		if errors.Is(err, ErrValueRange) || errors.As(err, new(outcomeError)) {

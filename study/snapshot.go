@@ -82,6 +82,10 @@ func recordDigest(prev [32]byte, r storage.Record) [32]byte {
 			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
 		}
 	}
+	if r.Step != 0 {
+		// Reports and prunes only: older records hash as before.
+		b = binary.LittleEndian.AppendUint64(b, uint64(int64(r.Step)))
+	}
 	return sha256.Sum256(b)
 }
 

@@ -104,6 +104,9 @@ type Trial struct {
 	// values and constraints are set by the Objective (SetValues,
 	// SetConstraints).
 	values, constraints []float64
+
+	s     *Study // the study that asked it (Report)
+	prune bool   // the pruner's decision at the latest Report
 }
 
 // TrialResult is what a study knows about one trial.
@@ -123,6 +126,8 @@ type TrialResult struct {
 	Error      string    `json:"error,omitempty"`
 	Seconds    float64   `json:"seconds,omitempty"`
 	Time       time.Time `json:"time"`
+	// Intermediate holds the trial's reported values, in report order.
+	Intermediate []StepValue `json:"intermediate,omitempty"`
 }
 
 // Study is an optimization study on a storage. Its methods are safe for
@@ -269,7 +274,7 @@ func (s *Study) Header() storage.Header { return s.header }
 // commit adds a stored record to the study's state; with engine it is also
 // applied to the engine.
 func (s *Study) commit(r storage.Record, engine bool) error {
-	if (r.Kind == storage.KindTell || r.Kind == storage.KindFail) && (r.Trial >= len(s.trials) || s.trials[r.Trial] == nil) {
+	if (r.Kind == storage.KindTell || r.Kind == storage.KindFail || r.Kind == storage.KindReport || r.Kind == storage.KindPrune) && (r.Trial >= len(s.trials) || s.trials[r.Trial] == nil) {
 		// The storage accepts such a record; a study never writes one.
 		return fmt.Errorf("trial %d: %s record of a trial that was never asked", r.Trial, r.Kind)
 	}
@@ -293,7 +298,9 @@ func (s *Study) commit(r storage.Record, engine bool) error {
 		t = &TrialResult{Number: r.Trial, Arm: r.Arm, X: slices.Clone(r.X), Params: s.cfg.Space.ParamsOf(r.X), Value: math.NaN()}
 		s.trials[r.Trial] = t
 	}
-	t.Time = r.Time
+	if r.Kind != storage.KindReport {
+		t.Time = r.Time
+	}
 	switch r.Kind {
 	case storage.KindEnqueue:
 		t.State = Waiting
@@ -309,6 +316,10 @@ func (s *Study) commit(r storage.Record, engine bool) error {
 		}
 	case storage.KindFail:
 		t.State, t.Error, t.Seconds = Failed, r.Error, r.Seconds
+	case storage.KindReport:
+		t.Intermediate = append(t.Intermediate, StepValue{Step: r.Step, Value: *r.Y})
+	case storage.KindPrune:
+		t.State, t.Seconds = Pruned, r.Seconds
 	}
 	return nil
 }
@@ -456,7 +467,7 @@ func (s *Study) Ask(ctx context.Context) (*Trial, error) {
 	}
 	s.started[pending.Trial] = time.Now()
 	s.saveSnapshot(ctx)
-	return &Trial{Number: pending.Trial, Params: s.cfg.Space.ParamsOf(pending.X), X: slices.Clone(pending.X), Arm: pending.Arm}, nil
+	return &Trial{Number: pending.Trial, Params: s.cfg.Space.ParamsOf(pending.X), X: slices.Clone(pending.X), Arm: pending.Arm, s: s}, nil
 }
 
 // nextAsk returns the records of one ask (preceded, with the FailStale
@@ -597,6 +608,8 @@ func (s *Study) finish(ctx context.Context, trial int, value *float64, reason st
 				return nil, nil
 			}
 			return nil, fmt.Errorf("study %s: trial %d has already failed (%s)", s.name, trial, t.Error)
+		case Pruned:
+			return nil, fmt.Errorf("study %s: trial %d was pruned", s.name, trial)
 		}
 		r := storage.Record{Kind: storage.KindTell, Trial: trial, Arm: t.Arm, X: t.X, Y: value, Seconds: seconds}
 		if value == nil {
@@ -669,6 +682,8 @@ func (s *Study) finishOwnedWith(ctx context.Context, trial int, value *float64, 
 			why = fmt.Sprintf("it was completed by another worker (value %v) after its heartbeats lapsed", t.Value)
 		case Failed:
 			why = fmt.Sprintf("it was recorded failed (%s)", t.Error)
+		case Pruned:
+			why = "it was recorded pruned"
 		}
 		if value == nil {
 			note = fmt.Sprintf("trial %d: this worker's failed evaluation (%s) is dropped: %s", trial, reason, why)
@@ -779,6 +794,7 @@ func (s *Study) Trials() []TrialResult {
 			c := *t
 			c.X = slices.Clone(t.X)
 			c.Values, c.Constraints = slices.Clone(t.Values), slices.Clone(t.Constraints)
+			c.Intermediate = slices.Clone(t.Intermediate)
 			out = append(out, c)
 		}
 	}

@@ -174,7 +174,7 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 }
 
 func runTell(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("tell", "tell --study FILE --trial N (--value Y | --values Y1,Y2,... | --failed MESSAGE) [--constraints C1,C2,...]", stdout)
+	fs := newFlagSet("tell", "tell --study FILE --trial N (--value Y | --values Y1,Y2,... | --failed MESSAGE | --pruned) [--constraints C1,C2,...]", stdout)
 	var w where
 	w.register(fs, "study journal (required)")
 	trial := fs.Int("trial", -1, "trial number printed by ask (required)")
@@ -183,6 +183,7 @@ func runTell(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	values := fs.String("values", "", "a study with several objectives: every objective's value, comma-separated, in the study's order")
 	cons := fs.String("constraints", "", "a constrained study: the constraint values c_j(x), comma-separated (feasible when every one is <= 0)")
 	seconds := fs.Float64("seconds", 0, "evaluation time to record, in seconds")
+	pruned := fs.Bool("pruned", false, "record the trial as pruned (stopped early, as bkb report said)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -194,12 +195,10 @@ func runTell(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usagef("unexpected argument %q", fs.Arg(0))
 	case !fs.Changed("trial") || *trial < 0:
 		return usagef("tell needs --trial N (N >= 0, as printed by ask)")
-	case fs.Changed("values") && (fs.Changed("value") || fs.Changed("failed")):
-		return usagef("tell needs exactly one of --value Y, --values Y1,Y2,... and --failed MESSAGE")
-	case !fs.Changed("values") && fs.Changed("value") == fs.Changed("failed"):
-		return usagef("tell needs exactly one of --value Y, --values Y1,Y2,... and --failed MESSAGE")
-	case fs.Changed("failed") && fs.Changed("constraints"):
-		return usagef("--constraints goes with a value, not with --failed")
+	case btoi(fs.Changed("value"))+btoi(fs.Changed("values"))+btoi(fs.Changed("failed"))+btoi(*pruned) != 1:
+		return usagef("tell needs exactly one of --value Y, --values Y1,Y2,..., --failed MESSAGE and --pruned")
+	case fs.Changed("constraints") && (fs.Changed("failed") || *pruned):
+		return usagef("--constraints goes with a value, not with --failed or --pruned")
 	case fs.Changed("failed") && strings.TrimSpace(*failed) == "":
 		return usagef("--failed needs a message")
 	case !(*seconds >= 0) || math.IsInf(*seconds, 0):
@@ -237,6 +236,12 @@ func runTell(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer closeStore()
+	if *pruned {
+		if err := s.Prune(ctx, *trial); err != nil {
+			return trimPkg(err)
+		}
+		return closeStore()
+	}
 	o.Value, o.Seconds = y, *seconds
 	if fs.Changed("failed") {
 		o.Failed = *failed

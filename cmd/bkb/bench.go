@@ -93,6 +93,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	longProblems := fs.StringSlice("long-problems", []string{"hartmann6", "ackley:10"}, "--long: problems as name[:dim]")
 	longBudgets := fs.IntSlice("long-budgets", []int{500, 2000, 5000, 10000}, "--long: budgets T, one run per problem, budget and seed")
 	longOpt := fs.String("long-optimizer", "bkb", "--long: the optimizer (as in --regret-optimizers)")
+	var pf pruneFlags
+	pf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -100,6 +102,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := checkOutput(flag, path, *overwrite, ""); err != nil {
 			return err
 		}
+	}
+	if pf.on {
+		n := *seeds
+		if !fs.Changed("seeds") {
+			n = 10
+		}
+		return runPruneBench(ctx, pf, n, *mdPath, stdout, stderr)
 	}
 	if *long {
 		j := *jobs

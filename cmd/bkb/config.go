@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/bkb-go/bkb/objectives"
+	"github.com/bkb-go/bkb/pruner"
 	"github.com/bkb-go/bkb/study"
 )
 
@@ -127,6 +127,8 @@ type configFlags struct {
 	minBatch    int
 	version     int
 	tradeoffFlags
+	pruner     string
+	filePruner *pruner.Config // the space file's "pruner", if any
 }
 
 func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
@@ -164,6 +166,7 @@ func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
 	fs.StringVar(&c.warp, "warp", "", "transform of the values the GP is told: auto (a Box-Cox power fitted by likelihood, for values that span orders of magnitude), log or none (an affine map; the default of new studies: docs/robust.md)")
 	fs.IntVar(&c.maxFailures, "max-failures", 10, "stop the run after this many failed evaluations (0: never)")
 	fs.IntVar(&c.version, "config-version", 0, fmt.Sprintf("configuration version of a new study, 1 to %d (default %d; 5 opts in to the long-study engine of docs/long-studies.md, 6 adds output warping and local steps, docs/robust.md)", study.LatestVersion, study.CurrentVersion))
+	fs.StringVar(&c.pruner, "pruner", "none", "stop trials early on their reported values: none, median, asha, hyperband or bound, with settings as in 'median:startup=5,warmup=0,interval=1' (docs/pruning.md)")
 	fs.IntVar(&c.minBatch, "min-batch", 0, "policy bbkb: keep a batch open until it holds this many arms (optimize: default --workers; 0: the paper's batch rule alone)")
 	c.tradeoffFlags.register(fs)
 }
@@ -172,7 +175,7 @@ func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
 var configFlagNames = []string{"objective", "noise", "plugin", "one-shot", "timeout", "max-restarts", "space", "lower", "upper", "names",
 	"arms", "n", "per-dim", "arms-file", "arms-seed", "policy", "kernel", "length-scale", "fit-length-scale", "lambda", "qbar",
 	"beta", "incremental", "seed", "maximize", "minimize", "init", "no-standardize", "max-failures", "candidates", "fit", "min-batch", "config-version", "warp",
-	"directions", "constraints"}
+	"directions", "constraints", "pruner"}
 
 // build validates the flags and returns the study. extra is the plugin
 // command given after "--", if any. external makes a study with no
@@ -315,6 +318,9 @@ func (c *configFlags) build(fs *pflag.FlagSet, extra []string, external bool) (*
 	if err := c.tradeoffFlags.apply(fs, &cfg); err != nil {
 		return nil, err
 	}
+	if cfg.Pruner, err = c.prunerConfig(fs); err != nil {
+		return nil, err
+	}
 	if err := cfg.Normalize(); err != nil {
 		return nil, usageError{trimPkg(err)}
 	}
@@ -356,16 +362,14 @@ func (c *configFlags) space(fs *pflag.FlagSet, fn *objectives.Function) (study.S
 		if fs.Changed("names") {
 			return s, usagef("give the parameter names either in --space or with --names, not both")
 		}
-		f, err := os.Open(c.spaceFile)
+		b, err := readSpaceFile(c.spaceFile)
 		if err != nil {
 			return s, usageError{err}
 		}
-		defer f.Close()
-		b, err := io.ReadAll(io.LimitReader(f, study.MaxSpaceFile+1))
-		if err != nil {
+		if b, c.fileWarp, err = spaceFileWarp(b); err != nil {
 			return s, usagef("space file %s: %v", c.spaceFile, err)
 		}
-		if b, c.fileWarp, err = spaceFileWarp(b); err != nil {
+		if b, c.filePruner, err = splitPruner(b); err != nil {
 			return s, usagef("space file %s: %v", c.spaceFile, err)
 		}
 		s, err = c.tradeoffFlags.readSpace(bytes.NewReader(b))

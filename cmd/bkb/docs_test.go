@@ -218,6 +218,16 @@ func fastForm(args []string) []string {
 			list("--scale-arms", "300")
 			list("--scale-t", "10,20")
 			list("--scale-variants", "bkb,gp-ucb")
+		case has("--pruning"):
+			set("--seeds", 1, true)
+			set("--pruning-trials", 6, true)
+			list("--pruning-tasks", "hartmann3")
+			for i := 0; i+1 < len(out); i++ {
+				if out[i] == "--pruning-optuna" {
+					out = append(out[:i], out[i+2:]...) // Optuna's runs take minutes
+					break
+				}
+			}
 		case has("--regret"):
 			for i := 0; i+1 < len(out); i++ {
 				if out[i] == "--regret-problems" {
@@ -258,7 +268,7 @@ func docEnv(t *testing.T, dataDir string) string {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"examples", "objectives"} {
+	for _, name := range []string{"examples", "objectives", "bench"} {
 		if err := os.Symlink(filepath.Join(root, name), filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}

@@ -76,6 +76,7 @@ func commands() []command {
 		{"create-study", "create a study journal to drive with ask and tell", wrap(runCreateStudy)},
 		{"ask", "print the next point of a study to evaluate", wrap(runAsk)},
 		{"tell", "record the value (or failure) of an asked point", wrap(runTell)},
+		{"report", "record an intermediate value of an asked point; exit status 3: stop it (pruned)", wrap(runReport)},
 		{"status", "summarize a study: best points, trace CSV, plot", wrap(runStatus)},
 		{"worker", "evaluate trials of a shared study until its budget (many processes, many machines)", wrap(runWorker)},
 		{"export", "write a study's trials as CSV or JSON, to a file or stdout", wrap(runExport)},
@@ -177,6 +178,8 @@ func report(err error, stderr io.Writer) int {
 		return exitOK
 	case errors.Is(err, pflag.ErrHelp):
 		return exitOK
+	case errors.Is(err, errShouldPrune):
+		return exitPrune
 	case errors.Is(err, errInterrupted):
 		fmt.Fprintf(stderr, "bkb: %s\n", safeText(maskSecrets(oneLine(err.Error()))))
 		return exitInterrupt

@@ -70,8 +70,16 @@ func (p *pluginPool) eval(ctx context.Context, t *study.Trial) (float64, error) 
 		return 0, ctx.Err()
 	}
 	defer func() { p.free <- pr }()
-	r, err := pr.EvaluateReply(ctx, t.X)
+	r, err := pr.EvaluateReporting(ctx, t.X, func(step int, value float64) (bool, error) {
+		if err := t.Report(ctx, step, value); err != nil {
+			return false, err
+		}
+		return t.ShouldPrune(), nil
+	})
 	v := r.Y
+	if errors.Is(err, plugin.ErrPruned) {
+		return 0, study.ErrPruned
+	}
 	if err == nil && r.Extra != nil {
 		// Several objectives and constraint values: the study checks them
 		// against its configuration.

@@ -196,6 +196,8 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			if !t.Infeasible && study.Better(t.Value, best, cfg.Direction) {
 				best, bestTrial = t.Value, t.Number
 			}
+		case study.Pruned:
+			c.pruned++
 		case study.Failed:
 			c.failed++
 			if !of.quiet {
@@ -247,9 +249,9 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 }
 
 // stateCounts counts trials by state.
-type stateCounts struct{ complete, failed, pending int }
+type stateCounts struct{ complete, failed, pruned, pending int }
 
-func (c stateCounts) done() int { return c.complete + c.failed }
+func (c stateCounts) done() int { return c.complete + c.failed + c.pruned }
 
 func countStates(trials []study.TrialResult) stateCounts {
 	var c stateCounts
@@ -259,6 +261,8 @@ func countStates(trials []study.TrialResult) stateCounts {
 			c.complete++
 		case study.Failed:
 			c.failed++
+		case study.Pruned:
+			c.pruned++
 		default:
 			c.pending++
 		}

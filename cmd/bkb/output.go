@@ -117,6 +117,7 @@ type result struct {
 	Trials       int      `json:"trials"`
 	Complete     int      `json:"complete"`
 	Failed       int      `json:"failed"`
+	Pruned       int      `json:"pruned,omitempty"`
 	Pending      int      `json:"pending"`
 	Best         *point   `json:"best"`
 	Top          []point  `json:"top"`
@@ -155,6 +156,8 @@ func newResult(sp *spec, nArms int, trials []study.TrialResult, top int) *result
 			}
 		case study.Failed:
 			r.Failed++
+		case study.Pruned:
+			r.Pruned++
 		default:
 			r.Pending++
 		}
@@ -315,6 +318,9 @@ func (r *result) writeText(w io.Writer) error {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "%d trials: %d complete, %d failed", r.Trials, r.Complete, r.Failed)
+	if r.Pruned > 0 {
+		fmt.Fprintf(w, ", %d pruned", r.Pruned)
+	}
 	if r.Pending > 0 {
 		fmt.Fprintf(w, ", %d pending", r.Pending)
 	}
@@ -468,6 +474,8 @@ type exportedTrial struct {
 	Values      []float64 `json:"values,omitempty"`
 	Constraints []float64 `json:"constraints,omitempty"`
 	Feasible    *bool     `json:"feasible,omitempty"`
+	// Intermediate holds the values the trial reported, in order.
+	Intermediate []study.StepValue `json:"intermediate,omitempty"`
 }
 
 // traceJSON returns the trials as a JSON array, one object per trial.
@@ -475,7 +483,8 @@ func traceJSON(sp *spec, trials []study.TrialResult) ([]byte, error) {
 	out := make([]exportedTrial, 0, len(trials))
 	best := math.NaN()
 	for _, t := range trials {
-		e := exportedTrial{Trial: t.Number, Status: t.State, Arm: t.Arm, Seconds: t.Seconds, Params: t.Params, X: t.X, Error: t.Error}
+		e := exportedTrial{Trial: t.Number, Status: t.State, Arm: t.Arm, Seconds: t.Seconds, Params: t.Params, X: t.X, Error: t.Error,
+			Intermediate: t.Intermediate}
 		if !t.Time.IsZero() {
 			e.Time = t.Time.UTC().Format(time.RFC3339Nano)
 		}

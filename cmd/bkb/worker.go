@@ -107,6 +107,8 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			fmt.Fprintf(stderr, "bkb: trial %d: %s (best here %s)\n", t.Number, fmtVal(t.Value), fmtVal(best))
 		case study.Failed:
 			fmt.Fprintln(stderr, oneLine(fmt.Sprintf("bkb: trial %d failed: %s%s", t.Number, t.Error, obj.restartNote(t.Number))))
+		case study.Pruned:
+			fmt.Fprintln(stderr, prunedLine(t))
 		}
 	}})
 	switch {
@@ -120,7 +122,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if *progress == "lines" {
 		c := countStates(s.Trials())
-		fmt.Fprintf(stderr, "bkb: %s: %d trials done (%d complete, %d failed); this worker evaluated %d\n", w, c.done(), c.complete, c.failed, done)
+		fmt.Fprintf(stderr, "bkb: %s: %d trials done (%d complete, %d failed, %d pruned); this worker evaluated %d\n", w, c.done(), c.complete, c.failed, c.pruned, done)
 	}
 	return nil
 }

@@ -54,6 +54,22 @@
 // The environment of the plugin contains BKB_PLUGIN_MODE=long-lived, so that
 // one script can support both modes.
 //
+// # Intermediate values and pruning
+//
+// In long-lived mode a plugin that trains something step by step may
+// report its learning curve before its reply, one line per step:
+//
+//	{"id":7,"step":3,"value":0.42}
+//
+// A caller of [Process.EvaluateReporting] receives each value and may tell
+// the plugin to stop, with the line {"id":7,"prune":true} on its standard
+// input; the plugin should then answer {"id":7,"pruned":true} (or any reply
+// for the id) and wait for the next request. A plugin that has not
+// answered within [Config.PruneGrace] is killed and restarted for the next
+// evaluation (a restart that does not count against MaxRestarts). Plugins
+// that never report are unaffected. The examples sgd_curve.py and
+// go/sgdcurve train a model epoch by epoch and honor the stop.
+//
 // # One-shot mode
 //
 // With [Config.OneShot] the command is run once per evaluation, with extra

@@ -21,6 +21,7 @@ const (
 	KindCanceled                        // the caller's context ended the evaluation
 	KindClosed                          // the Process was closed
 	KindBadInput                        // x was rejected before reaching the plugin
+	KindPruned                          // the caller's Reporter stopped the evaluation (see EvaluateReporting)
 )
 
 // Sentinel errors, one per [Kind]; an [*EvalError] matches the sentinel of
@@ -36,6 +37,7 @@ var (
 	ErrCanceled        = errors.New("evaluation canceled")
 	ErrClosed          = errors.New("plugin process closed")
 	ErrBadInput        = errors.New("invalid evaluation input")
+	ErrPruned          = errors.New("evaluation pruned")
 )
 
 var kindInfo = map[Kind]struct {
@@ -52,6 +54,7 @@ var kindInfo = map[Kind]struct {
 	KindCanceled:        {"canceled", ErrCanceled},
 	KindClosed:          {"closed", ErrClosed},
 	KindBadInput:        {"bad input", ErrBadInput},
+	KindPruned:          {"pruned", ErrPruned},
 }
 
 // String returns a short lower-case name of the kind, e.g. "timeout".

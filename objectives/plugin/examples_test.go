@@ -139,3 +139,47 @@ func TestExampleToyModelGo(t *testing.T) {
 	t.Parallel()
 	checkToyModel(t, goExample(t, "./examples/go/toymodel"))
 }
+
+// checkCurve runs a shipped learning-curve plugin: 20 intermediate values
+// then the last as the reply; told to stop at epoch 3, it answers pruned
+// and evaluates the next request on the same process.
+func checkCurve(t *testing.T, cmd []string) {
+	t.Helper()
+	typed := func(x []float64) ([]byte, error) { return json.Marshal(map[string]any{"lr": x[0], "l2": x[1]}) }
+	p, err := Start(context.Background(), Config{Command: cmd, Params: typed, MaxRestarts: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var steps []int
+	var last float64
+	r, err := p.EvaluateReporting(context.Background(), []float64{0.01, 1e-3}, func(step int, v float64) (bool, error) {
+		steps, last = append(steps, step), v
+		return false, nil
+	})
+	y := r.Y
+	if err != nil || len(steps) != 20 || y != last || !(y > 0 && y < 1) {
+		t.Fatalf("full run: %v, %v after steps %v (last %v)", y, err, steps, last)
+	}
+	steps = nil
+	_, err = p.EvaluateReporting(context.Background(), []float64{0.5, 1e-3}, func(step int, v float64) (bool, error) {
+		steps = append(steps, step)
+		return step == 3, nil
+	})
+	if !errors.Is(err, ErrPruned) || len(steps) < 4 || steps[3] != 3 {
+		t.Fatalf("stopped at step 3: %v after steps %v", err, steps)
+	}
+	if y2, err := p.Evaluate(context.Background(), []float64{0.01, 1e-3}); err != nil || y2 != y {
+		t.Fatalf("after the stop: %v, %v; want %v", y2, err, y)
+	}
+}
+
+func TestExampleCurvePython(t *testing.T) {
+	t.Parallel()
+	checkCurve(t, pythonExample(t, "sgd_curve.py"))
+}
+
+func TestExampleCurveGo(t *testing.T) {
+	t.Parallel()
+	checkCurve(t, goExample(t, "./examples/go/sgdcurve"))
+}

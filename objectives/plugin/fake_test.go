@@ -100,6 +100,9 @@ func runFake(mode string) int {
 	if os.Getenv("BKB_PLUGIN_MODE") == "one-shot" {
 		return runFakeOneShot(mode)
 	}
+	if strings.HasPrefix(mode, "curve-") {
+		return runFakeCurve(mode)
+	}
 	if mode == "exit1" {
 		fmt.Fprintln(os.Stderr, "fake: reading config")
 		fmt.Fprintln(os.Stderr, "fake: fatal: config file missing")

@@ -91,7 +91,19 @@ type Config struct {
 	// OneShot runs Command once per evaluation instead of keeping one
 	// process alive (see the package documentation).
 	OneShot bool
+	// PruneGrace is the time a plugin told to stop (see
+	// EvaluateReporting) has to reply before it is killed and restarted
+	// (such a restart is free); DefaultPruneGrace when 0.
+	PruneGrace time.Duration
 }
+
+// DefaultPruneGrace is the default Config.PruneGrace.
+const DefaultPruneGrace = 5 * time.Second
+
+// Reporter receives an intermediate value that a plugin sent during an
+// evaluation (see EvaluateReporting) and says whether the evaluation
+// should stop.
+type Reporter func(step int, value float64) (stop bool, err error)
 
 // Process is a running plugin (or, in one-shot mode, the recipe to run it).
 // Its methods are safe for concurrent use; in long-lived mode evaluations are
@@ -232,7 +244,7 @@ func (p *Process) Restartable() bool { return !p.cfg.OneShot }
 // *EvalError values (see the package documentation); the evaluation is never
 // retried, but the plugin is restarted for the next one when needed.
 func (p *Process) Evaluate(ctx context.Context, x []float64) (float64, error) {
-	r, err := p.EvaluateReply(ctx, x)
+	r, err := p.EvaluateReporting(ctx, x, nil)
 	return r.Y, err
 }
 
@@ -240,6 +252,24 @@ func (p *Process) Evaluate(ctx context.Context, x []float64) (float64, error) {
 // several objectives ("y" an array) and the constraint values
 // ("constraints") a plugin may send.
 func (p *Process) EvaluateReply(ctx context.Context, x []float64) (Reply, error) {
+	return p.EvaluateReporting(ctx, x, nil)
+}
+
+// EvaluateReporting is EvaluateReply for a plugin that reports
+// intermediate values (long-lived mode): before its reply it may write
+// lines
+//
+//	{"id":7,"step":3,"value":0.42}
+//
+// each passed to report (nil: ignored). When report says stop, the plugin
+// receives the line {"id":7,"prune":true} and should answer promptly with
+// {"id":7,"pruned":true} (any reply for the id will do); the evaluation
+// then fails with ErrPruned. A plugin that has not answered within
+// Config.PruneGrace is killed and restarted for the next evaluation,
+// without counting against MaxRestarts. An error from report ends the
+// evaluation with that error, the plugin killed the same way. In one-shot
+// mode report is never called.
+func (p *Process) EvaluateReporting(ctx context.Context, x []float64, report Reporter) (Reply, error) {
 	id := int(p.nextID.Add(1))
 	if err := p.checkInput(id, x); err != nil {
 		return Reply{}, err
@@ -286,7 +316,7 @@ func (p *Process) EvaluateReply(ctx context.Context, x []float64) (Reply, error)
 	}
 	tctx, cancelT := context.WithTimeoutCause(ectx, tc.timeout+tc.startup, tc)
 	defer cancelT()
-	return p.exchange(ctx, tctx, c, id, x, params)
+	return p.exchange(ctx, tctx, c, id, x, params, report)
 }
 
 var errClosedCause = errors.New("plugin process closed")
@@ -617,7 +647,7 @@ func (p *Process) drop(c *child, restart bool, err error) {
 
 // exchange sends one request to c and waits for the reply. Called with sem
 // held.
-func (p *Process) exchange(ctx, ectx context.Context, c *child, id int, x []float64, params []byte) (Reply, error) {
+func (p *Process) exchange(ctx, ectx context.Context, c *child, id int, x []float64, params []byte, report Reporter) (Reply, error) {
 	req := appendRequest(nil, id, x, params)
 	if dl, ok := ectx.Deadline(); ok {
 		_ = c.stdin.SetWriteDeadline(dl)
@@ -635,17 +665,55 @@ func (p *Process) exchange(ctx, ectx context.Context, c *child, id int, x []floa
 	}
 
 	var exited <-chan struct{} = c.exited
-	var grace <-chan time.Time
+	var grace, pruneGrace <-chan time.Time
+	pruning := false
 	for {
 		select {
 		case line, ok := <-c.lines:
 			if !ok {
+				if pruning {
+					p.drop(c, false, nil)
+					return Reply{}, p.fail(KindPruned, id, "evaluation pruned (the plugin exited)", nil)
+				}
 				return Reply{}, p.crashed(c, id, "")
 			}
 			if len(bytes.TrimSpace(line.data)) == 0 {
 				continue
 			}
+			if m, ok := parseProgress(line.data); ok && !line.tooLong {
+				switch {
+				case m.id != id:
+					return p.handleReply(c, id, line) // garbage: another id
+				case m.pruned:
+					return Reply{}, p.fail(KindPruned, id, "evaluation pruned", nil)
+				case m.bad != "":
+					return p.garbage(c, id, line, m.bad)
+				case pruning || report == nil:
+					continue
+				}
+				stop, err := report(m.step, m.value)
+				if err != nil {
+					p.drop(c, false, nil)
+					return Reply{}, err
+				}
+				if stop {
+					pruning = true
+					pruneGrace = time.After(p.pruneGrace())
+					if _, err := c.stdin.Write(fmt.Appendf(nil, "{\"id\":%d,\"prune\":true}\n", id)); err != nil {
+						p.drop(c, false, nil)
+						return Reply{}, p.fail(KindPruned, id, "evaluation pruned (the plugin stopped reading)", nil)
+					}
+				}
+				continue
+			}
+			if pruning {
+				// Any reply ends a pruned evaluation.
+				return Reply{}, p.fail(KindPruned, id, "evaluation pruned", nil)
+			}
 			return p.handleReply(c, id, line)
+		case <-pruneGrace:
+			p.drop(c, false, nil)
+			return Reply{}, p.fail(KindPruned, id, fmt.Sprintf("evaluation pruned; the plugin did not stop within %v and was killed", p.pruneGrace()), nil)
 		case <-exited:
 			// Give stdout a moment to deliver a reply written just before exit.
 			exited = nil
@@ -661,6 +729,70 @@ func (p *Process) exchange(ctx, ectx context.Context, c *child, id int, x []floa
 			return Reply{}, err
 		}
 	}
+}
+
+// pruneGrace is Config.PruneGrace or its default.
+func (p *Process) pruneGrace() time.Duration {
+	if p.cfg.PruneGrace > 0 {
+		return p.cfg.PruneGrace
+	}
+	return DefaultPruneGrace
+}
+
+// progress is a line of a plugin about its running evaluation: an
+// intermediate value, or its answer to a prune request.
+type progress struct {
+	id     int
+	step   int
+	value  float64
+	pruned bool
+	bad    string // why the line is garbage, "" if it is not
+}
+
+// parseProgress reads an intermediate value {"id":7,"step":3,"value":0.4}
+// or the answer {"id":7,"pruned":true}; false for any other line (a reply).
+func parseProgress(line []byte) (progress, bool) {
+	if !bytes.Contains(line, []byte(`"step"`)) && !bytes.Contains(line, []byte(`"pruned"`)) {
+		return progress{}, false
+	}
+	var raw struct {
+		ID     json.RawMessage `json:"id"`
+		Step   *json.Number    `json:"step"`
+		Value  *float64        `json:"value"`
+		Pruned bool            `json:"pruned"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(line), &raw) != nil {
+		return progress{}, false
+	}
+	id, err := parseID(raw.ID)
+	if err != nil {
+		return progress{}, false
+	}
+	m := progress{id: id, pruned: raw.Pruned}
+	if raw.Pruned {
+		return m, true
+	}
+	if raw.Step == nil {
+		return progress{}, false
+	}
+	step, err := raw.Step.Int64()
+	switch {
+	case err != nil || step < 0 || step > math.MaxInt32:
+		m.bad = fmt.Sprintf(`garbage on stdout: "step" %s is not an integer >= 0`, raw.Step.String())
+	case raw.Value == nil || math.IsNaN(*raw.Value) || math.IsInf(*raw.Value, 0):
+		m.bad = `garbage on stdout: an intermediate value needs a finite "value"`
+	default:
+		m.step, m.value = int(step), *raw.Value
+	}
+	return m, true
+}
+
+// garbage fails evaluation id for a bad line and drops the plugin.
+func (p *Process) garbage(c *child, id int, out outLine, msg string) (Reply, error) {
+	err := p.fail(KindGarbage, id, msg, nil)
+	err.Line = truncate(strings.TrimRight(string(out.data), "\r\n"), garbageQuote)
+	p.drop(c, true, err)
+	return Reply{}, err
 }
 
 // handleReply interprets one non-blank stdout line.

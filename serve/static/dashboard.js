@@ -60,7 +60,7 @@
       for (const s of studies) {
         const c = s.counts || {};
         const a = el("a", { href: "/?study=" + enc(s.name), text: s.name });
-        const trials = (c.complete || 0) + (c.pending || 0) + (c.failed || 0) + (c.waiting || 0);
+        const trials = (c.complete || 0) + (c.pending || 0) + (c.failed || 0) + (c.pruned || 0) + (c.waiting || 0);
         tb.append(el("tr", {}, el("td", {}, a), el("td", { text: s.direction || "" }), el("td", { text: s.policy || "" }),
           el("td", { text: trials }), el("td", { text: c.complete || 0 }), el("td", { text: c.pending || 0 }),
           el("td", { text: c.failed || 0 }), el("td", { text: s.budget || "-" }),
@@ -113,6 +113,7 @@
     item("complete", c.complete || 0);
     item("pending", c.pending || 0);
     item("failed", c.failed || 0);
+    if (c.pruned) item("pruned", c.pruned);
     item("budget", study.budget || "none");
     if (study.best) item("best", fmt(study.best.value) + " (trial " + study.best.trial + ")");
     for (const a of study.attrs || []) item(a.key, JSON.stringify(a.value));

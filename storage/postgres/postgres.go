@@ -232,6 +232,12 @@ var migrations = []string{
 	// 3: the values of several objectives and the constraint values of a
 	// tell (storage.Record.Values and Constraints), NULL when absent.
 	`ALTER TABLE bkb_records ADD COLUMN objective_values float8[], ADD COLUMN constraint_values float8[];`,
+	// 4: intermediate values (report) and pruned trials (prune), with
+	// the step of a report.
+	`ALTER TABLE bkb_records DROP CONSTRAINT bkb_records_kind_check;
+	ALTER TABLE bkb_records ADD CONSTRAINT bkb_records_kind_check
+		CHECK (kind IN ('ask', 'tell', 'fail', 'enqueue', 'report', 'prune'));
+	ALTER TABLE bkb_records ADD COLUMN step integer NOT NULL DEFAULT 0;`,
 }
 
 // SchemaVersion is the schema version this package creates.
@@ -318,7 +324,7 @@ func (s *Store) Study(ctx context.Context, name string) (storage.Header, error) 
 	return h, nil
 }
 
-const recordColumns = `kind, trial, arm, x, y, error, params::text, worker, time, time_ns, seconds, objective_values, constraint_values`
+const recordColumns = `kind, trial, arm, x, y, error, params::text, worker, time, time_ns, seconds, objective_values, constraint_values, step`
 
 // readRecords reads the records of study id from seq from on, in order.
 func readRecords(ctx context.Context, q interface {
@@ -334,7 +340,7 @@ func readRecords(ctx context.Context, q interface {
 		params *string
 		ns     int16
 	)
-	_, err = pgx.ForEachRow(rows, []any{&r.Kind, &r.Trial, &r.Arm, &r.X, &r.Y, &r.Error, &params, &r.Worker, &r.Time, &ns, &r.Seconds, &r.Values, &r.Constraints}, func() error {
+	_, err = pgx.ForEachRow(rows, []any{&r.Kind, &r.Trial, &r.Arm, &r.X, &r.Y, &r.Error, &params, &r.Worker, &r.Time, &ns, &r.Seconds, &r.Values, &r.Constraints, &r.Step}, func() error {
 		rec := r
 		rec.Time = rec.Time.Add(time.Duration(ns)).UTC()
 		if params != nil {
@@ -519,11 +525,11 @@ func insert(ctx context.Context, tx pgx.Tx, id int64, seq int, recs []storage.Re
 			params = string(r.Params)
 		}
 		b.Queue(`INSERT INTO bkb_records (study_id, seq, kind, trial, arm, x, y, error, params, worker, time, time_ns, seconds,
-			objective_values, constraint_values)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::json, $10, $11, $12, $13, $14, $15)`,
+			objective_values, constraint_values, step)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::json, $10, $11, $12, $13, $14, $15, $16)`,
 			id, seq+i, r.Kind, r.Trial, r.Arm, r.X, r.Y, r.Error, params, r.Worker, r.Time, int16(r.Time.Nanosecond()%1000), r.Seconds,
-			r.Values, r.Constraints)
-		if r.Kind == storage.KindTell || r.Kind == storage.KindFail {
+			r.Values, r.Constraints, r.Step)
+		if r.Kind == storage.KindTell || r.Kind == storage.KindFail || r.Kind == storage.KindPrune {
 			done = append(done, int32(r.Trial))
 		}
 	}

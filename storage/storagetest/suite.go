@@ -400,9 +400,13 @@ func StudyRecords() []storage.Record {
 		{Kind: storage.KindTell, Trial: 0, Arm: 4, X: []float64{0.25, 1e-300}, Y: y(-1.5e-7), Worker: "h:1:ab", Time: at(3), Seconds: 1.25},
 		{Kind: storage.KindFail, Trial: 1, Arm: -1, X: []float64{math.Pi, -0.0}, Error: "plugin \"x\" timed out\nafter 60 s", Time: at(4), Seconds: 60},
 		{Kind: storage.KindAsk, Trial: 2, Arm: 0, X: []float64{1, 2}, Time: time.Date(2025, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))},
-		{Kind: storage.KindAsk, Trial: 3, Arm: 1, X: []float64{3, 4}, Time: at(6)},
+		{Kind: storage.KindAsk, Trial: 3, Arm: 1, X: []float64{3, 4}, Worker: "h:3:ef", Time: at(5)},
+		{Kind: storage.KindReport, Trial: 3, Arm: 1, X: []float64{3, 4}, Step: 0, Y: y(0.5), Time: at(6)},
+		{Kind: storage.KindReport, Trial: 3, Arm: 1, X: []float64{3, 4}, Step: 7, Y: y(-2.25), Time: at(7), Seconds: 0.5},
+		{Kind: storage.KindPrune, Trial: 3, Arm: 1, X: []float64{3, 4}, Step: 7, Y: y(-2.25), Time: at(8), Seconds: 3},
+		{Kind: storage.KindAsk, Trial: 4, Arm: 1, X: []float64{3, 4}, Time: at(9)},
 		// Several objectives and constraint values.
-		{Kind: storage.KindTell, Trial: 3, Arm: 1, X: []float64{3, 4}, Y: y(2.5), Values: []float64{2.5, -1e-300, 7},
-			Constraints: []float64{0.5, -0.0, -3}, Time: at(7), Seconds: 0.5},
+		{Kind: storage.KindTell, Trial: 4, Arm: 1, X: []float64{3, 4}, Y: y(2.5), Values: []float64{2.5, -1e-300, 7},
+			Constraints: []float64{0.5, -0.0, -3}, Time: at(10), Seconds: 0.5},
 	}
 }

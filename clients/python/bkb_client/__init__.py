@@ -171,8 +171,10 @@ class Trial:
         self.params = params
 
     def report(self, step, value):
-        """Record an intermediate value (also a heartbeat)."""
-        self.study.report(self, step, value)
+        """Record an intermediate value (also a heartbeat). Returns True when
+        the study's pruner says the trial should stop: then call
+        study.prune(trial)."""
+        return self.study.report(self, step, value)
 
     def __repr__(self):
         return "Trial(%d, %r)" % (self.number, self.params)
@@ -232,8 +234,14 @@ class Study:
         return self.client._request("POST", "%s/trials/%d/tell" % (self._path, self._number(trial)), body)
 
     def report(self, trial, step, value):
-        """Record an intermediate value of a trial at step."""
-        self.client._request("POST", "%s/trials/%d/report" % (self._path, self._number(trial)), {"step": int(step), "value": float(value)})
+        """Record an intermediate value of a pending trial at step; returns
+        True when the study's pruner says the trial should stop."""
+        r = self.client._request("POST", "%s/trials/%d/report" % (self._path, self._number(trial)), {"step": int(step), "value": float(value)})
+        return bool(r.get("prune")) if isinstance(r, dict) else False
+
+    def prune(self, trial):
+        """Record the trial as pruned (stopped early on a report's advice)."""
+        return self.client._request("POST", "%s/trials/%d/tell" % (self._path, self._number(trial)), {"pruned": True})
 
     def heartbeat(self, trial):
         """Tell the server the trial's evaluation is alive."""

@@ -53,7 +53,7 @@ class ClientTest(unittest.TestCase):
             s.ask()
         self.assertEqual(cm.exception.pending, 5)
         for b in batch:
-            b.report(1, 0.25)
+            self.assertFalse(b.report(1, 0.25))  # no pruner: never stop
             s.tell(b, failed="diverged") if b.number == batch[0].number else s.tell(b, f(b.params))
         trials = s.trials()
         self.assertEqual([t["state"] for t in trials].count("complete"), 5)
