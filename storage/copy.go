@@ -11,7 +11,13 @@ import (
 // src, field for field (a journal copied into PostgreSQL and back is the
 // same journal, but for the header's creation time). It fails if dst has
 // the study already (ErrExists); if the Update fails, dst is left with an
-// empty study, which the caller may delete.
+// empty study, which the caller may delete. When both storages keep
+// snapshots (Snapshots) and src has a readable one, it is copied too,
+// after the records: it names the records it was made from by their
+// digest, which the copy keeps, so the first ask on dst restores it
+// instead of replaying the study. A snapshot that cannot be read or
+// written is left behind (dst then replays its records once); Copy fails
+// only for the records.
 func Copy(ctx context.Context, dst, src Storage, name string) error {
 	h, err := src.Study(ctx, name)
 	if err != nil {
@@ -39,5 +45,21 @@ func Copy(ctx context.Context, dst, src Storage, name string) error {
 	if err != nil {
 		return fmt.Errorf("storage: copy study %q: %w", name, err)
 	}
+	copySnapshot(ctx, dst, src, name)
 	return nil
+}
+
+// copySnapshot copies the snapshot of study name from src to dst when both
+// keep snapshots and src's can be read, and reports whether it did.
+func copySnapshot(ctx context.Context, dst, src Storage, name string) bool {
+	from, ok1 := src.(Snapshots)
+	to, ok2 := dst.(Snapshots)
+	if !ok1 || !ok2 {
+		return false
+	}
+	snap, err := from.LoadSnapshot(ctx, name, true)
+	if err != nil {
+		return false
+	}
+	return to.SaveSnapshot(ctx, name, snap) == nil
 }

@@ -295,3 +295,37 @@ func uninterruptedAsk(t *testing.T, cfg Config, f func(*Trial) float64, n int) *
 	}
 	return tr
 }
+
+// TestCopyKeepsSnapshot: storage.Copy of a journal into another journal
+// carries the snapshot, and the copy restores it (no replay) because the
+// records it names are the same.
+func TestCopyKeepsSnapshot(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := snapshotConfig("bkb")
+	dir := t.TempDir()
+	src, err := storage.OpenJournalStore(filepath.Join(dir, "a.jsonl"), storage.JournalStoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Create(ctx, src, "s", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runTrials(t, s, 31, snapshotObjective(false), false)
+	forceSnapshot(s)
+	dst, err := storage.OpenJournalStore(filepath.Join(dir, "b.jsonl"), storage.JournalStoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := storage.Copy(ctx, dst, src, "s"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(ctx, dst, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eng, from := c.restore(ctx); eng == nil || from != len(c.records) {
+		t.Fatalf("the copy did not restore the snapshot (engine %v, from record %d of %d)", eng != nil, from, len(c.records))
+	}
+}
