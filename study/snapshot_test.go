@@ -329,3 +329,41 @@ func TestCopyKeepsSnapshot(t *testing.T) {
 		t.Fatalf("the copy did not restore the snapshot (engine %v, from record %d of %d)", eng != nil, from, len(c.records))
 	}
 }
+
+// TestRestoreKnowsSaveCost: a snapshot records what a save costs, and a
+// new process that restores it starts its save schedule from that cost
+// (not from firstSaveCost), so that one ask after a restore does not
+// write the snapshot again.
+func TestRestoreKnowsSaveCost(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	st, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Create(ctx, st, "s", snapshotConfig("bkb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runTrials(t, s, 31, snapshotObjective(false), false)
+	forceSnapshot(s)
+	forceSnapshot(s) // the second save knows the first one's cost
+	if !(s.saveCost > 0) {
+		t.Fatalf("save cost %v after two saves", s.saveCost)
+	}
+	st2, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Load(ctx, st2, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eng, _ := r.restore(ctx); eng == nil {
+		t.Fatal("snapshot not restored")
+	}
+	if !(r.saveCost > 0) {
+		t.Errorf("restored study's save cost %v, want the recorded one (> 0)", r.saveCost)
+	}
+}
