@@ -46,11 +46,6 @@ type SnapshotMeta struct {
 	Stats       bandit.Stats `json:"stats"`
 	Diverged    int          `json:"diverged,omitempty"`
 	Ignored     int          `json:"ignored,omitempty"`
-	// SaveSeconds is what a save of the study's snapshot cost when this
-	// one was written (0 if not known yet): a new process that restores
-	// the snapshot starts its save schedule from it, so that a shell loop
-	// of asks does not write a snapshot at every ask.
-	SaveSeconds float64 `json:"save_seconds,omitempty"`
 }
 
 // recordDigest chains the SHA-256 of the fields of r that the engine
@@ -483,10 +478,6 @@ func (s *Study) restore(ctx context.Context) (*engine, int) {
 		return fallback("%v", err)
 	}
 	s.snapPolicy = eng.policySeconds
-	var meta SnapshotMeta
-	if json.Unmarshal(snap.Meta, &meta) == nil && meta.SaveSeconds > s.saveCost && !math.IsInf(meta.SaveSeconds, 0) {
-		s.saveCost = meta.SaveSeconds
-	}
 	return eng, snap.Records
 }
 
@@ -508,9 +499,7 @@ func (s *Study) saveSnapshot(ctx context.Context) {
 	err := s.eng.encode(&w)
 	var meta []byte
 	if err == nil {
-		m := s.eng.meta(k)
-		m.SaveSeconds = max(s.saveCost, time.Since(start).Seconds())
-		meta, err = json.Marshal(m)
+		meta, err = json.Marshal(s.eng.meta(k))
 	}
 	if err == nil {
 		err = sn.SaveSnapshot(ctx, s.name, storage.Snapshot{Records: k, Digest: s.digests[k-1], Meta: meta, Data: w.Bytes()})
