@@ -45,21 +45,24 @@ func Copy(ctx context.Context, dst, src Storage, name string) error {
 	if err != nil {
 		return fmt.Errorf("storage: copy study %q: %w", name, err)
 	}
-	copySnapshot(ctx, dst, src, name)
+	CopySnapshot(ctx, dst, src, name, name)
 	return nil
 }
 
-// copySnapshot copies the snapshot of study name from src to dst when both
-// keep snapshots and src's can be read, and reports whether it did.
-func copySnapshot(ctx context.Context, dst, src Storage, name string) bool {
+// CopySnapshot copies the snapshot of study srcName in src to study
+// dstName in dst when both keep snapshots (Snapshots) and src's can be
+// read, and reports whether it did. The snapshot names the records it
+// was made from by their digest: it is used only where dst holds those
+// records (a copy of them).
+func CopySnapshot(ctx context.Context, dst, src Storage, srcName, dstName string) bool {
 	from, ok1 := src.(Snapshots)
 	to, ok2 := dst.(Snapshots)
 	if !ok1 || !ok2 {
 		return false
 	}
-	snap, err := from.LoadSnapshot(ctx, name, true)
+	snap, err := from.LoadSnapshot(ctx, srcName, true)
 	if err != nil {
 		return false
 	}
-	return to.SaveSnapshot(ctx, name, snap) == nil
+	return to.SaveSnapshot(ctx, dstName, snap) == nil
 }

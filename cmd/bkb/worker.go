@@ -212,8 +212,12 @@ func copyStudy(ctx context.Context, dst, src storage.Storage, srcName, dstName s
 	if _, err := dst.CreateStudy(ctx, dstName, h.Config); err != nil {
 		return err
 	}
-	_, err = dst.Update(ctx, dstName, 0, func(storage.View) ([]storage.Record, error) { return recs, nil })
-	return err
+	if _, err = dst.Update(ctx, dstName, 0, func(storage.View) ([]storage.Record, error) { return recs, nil }); err != nil {
+		return err
+	}
+	// The snapshot too, so that the copy's first ask restores it.
+	storage.CopySnapshot(ctx, dst, src, srcName, dstName)
+	return nil
 }
 
 // runExport writes a study's trials as CSV (the trace of optimize
