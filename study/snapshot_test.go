@@ -77,13 +77,15 @@ func TestSnapshotResumeEqualsUninterrupted(t *testing.T) {
 		{"bkb", true, 40, false},     // noise rules: joint samples
 		{"random", false, 25, false}, // no model
 		{"bkb-v4", false, 45, false}, // the default version
+		{"bkb-v5", false, 45, false}, // the long-study engine without warp and local steps
 	} {
 		t.Run(c.policy, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			cfg := snapshotConfig(strings.TrimSuffix(c.policy, "-v4"))
-			if strings.HasSuffix(c.policy, "-v4") {
-				cfg.Version = 4
+			policy, version, _ := strings.Cut(c.policy, "-v")
+			cfg := snapshotConfig(policy)
+			if version != "" {
+				cfg.Version = int(version[0] - '0')
 			}
 			f := snapshotObjective(c.noise)
 			ref, err := Create(ctx, storage.NewMemory(), "ref", cfg)
