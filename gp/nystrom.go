@@ -189,7 +189,7 @@ func (n *Nystrom) addExact(x, z []float64, kxx float64) (pivot float64, dead boo
 	}
 	d2 := kxx - ss
 	noise := pivotNoise(kxx)
-	n.near = !(d2 >= nearPivot(kxx, noise))
+	n.near = nearDependent(d2, kxx)
 	dead = !(d2 > noise)
 	if n.legacy {
 		dead = !(d2 > legacyPivotNoise(kxx, m))
