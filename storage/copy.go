@@ -19,33 +19,38 @@ import (
 // written is left behind (dst then replays its records once); Copy fails
 // only for the records.
 func Copy(ctx context.Context, dst, src Storage, name string) error {
-	h, err := src.Study(ctx, name)
+	return CopyAs(ctx, dst, src, name, name)
+}
+
+// CopyAs is Copy with the study named srcName in src and dstName in dst.
+func CopyAs(ctx context.Context, dst, src Storage, srcName, dstName string) error {
+	h, err := src.Study(ctx, srcName)
 	if err != nil {
-		return fmt.Errorf("storage: copy study %q: %w", name, err)
+		return fmt.Errorf("storage: copy study %q: %w", srcName, err)
 	}
-	recs, err := src.Records(ctx, name, 0)
+	recs, err := src.Records(ctx, srcName, 0)
 	if err != nil {
-		return fmt.Errorf("storage: copy study %q: %w", name, err)
+		return fmt.Errorf("storage: copy study %q: %w", srcName, err)
 	}
 	if _, err := Summarize(recs); err != nil {
-		return fmt.Errorf("storage: copy study %q: the source's records: %w", name, err)
+		return fmt.Errorf("storage: copy study %q: the source's records: %w", srcName, err)
 	}
-	if _, err := dst.CreateStudy(ctx, name, h.Config); err != nil {
-		return fmt.Errorf("storage: copy study %q: %w", name, err)
+	if _, err := dst.CreateStudy(ctx, dstName, h.Config); err != nil {
+		return fmt.Errorf("storage: copy study %q: %w", srcName, err)
 	}
 	if len(recs) == 0 {
 		return nil
 	}
-	_, err = dst.Update(ctx, name, 0, func(v View) ([]Record, error) {
+	_, err = dst.Update(ctx, dstName, 0, func(v View) ([]Record, error) {
 		if len(v.New) != 0 {
 			return nil, fmt.Errorf("the new study has %d records already (another process wrote to it)", len(v.New))
 		}
 		return recs, nil
 	})
 	if err != nil {
-		return fmt.Errorf("storage: copy study %q: %w", name, err)
+		return fmt.Errorf("storage: copy study %q: %w", srcName, err)
 	}
-	CopySnapshot(ctx, dst, src, name, name)
+	CopySnapshot(ctx, dst, src, srcName, dstName)
 	return nil
 }
 

@@ -188,35 +188,11 @@ func runCopy(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if dst.postgres() {
 		cname = dst.study
 	}
-	if err := copyStudy(ctx, dstStore, sst, sname, cname); err != nil {
+	if err := storage.CopyAs(ctx, dstStore, sst, sname, cname); err != nil {
 		return fmt.Errorf("copy %s to %s: %v", src, dst, trimPkg(err))
 	}
 	recs, _ := sst.Records(ctx, sname, 0)
 	fmt.Fprintf(stdout, "copied study %q: %d records from %s to %s\n", cname, len(recs), src, dst)
-	return nil
-}
-
-// copyStudy copies the study srcName of src to dst as dstName.
-func copyStudy(ctx context.Context, dst, src storage.Storage, srcName, dstName string) error {
-	if srcName == dstName {
-		return storage.Copy(ctx, dst, src, srcName)
-	}
-	h, err := src.Study(ctx, srcName)
-	if err != nil {
-		return err
-	}
-	recs, err := src.Records(ctx, srcName, 0)
-	if err != nil {
-		return err
-	}
-	if _, err := dst.CreateStudy(ctx, dstName, h.Config); err != nil {
-		return err
-	}
-	if _, err = dst.Update(ctx, dstName, 0, func(storage.View) ([]storage.Record, error) { return recs, nil }); err != nil {
-		return err
-	}
-	// The snapshot too, so that the copy's first ask restores it.
-	storage.CopySnapshot(ctx, dst, src, srcName, dstName)
 	return nil
 }
 
