@@ -478,6 +478,7 @@ func (s *Study) restore(ctx context.Context) (*engine, int) {
 		return fallback("%v", err)
 	}
 	s.snapPolicy = eng.policySeconds
+	s.snapBytes = len(snap.Data)
 	return eng, snap.Records
 }
 
@@ -496,6 +497,7 @@ func (s *Study) saveSnapshot(ctx context.Context) {
 	start := time.Now()
 	k := len(s.records)
 	var w snapenc.Writer
+	w.Grow(s.snapBytes + s.snapBytes/32 + 1<<12)
 	err := s.eng.encode(&w)
 	var meta []byte
 	if err == nil {
@@ -505,6 +507,7 @@ func (s *Study) saveSnapshot(ctx context.Context) {
 		err = sn.SaveSnapshot(ctx, s.name, storage.Snapshot{Records: k, Digest: s.digests[k-1], Meta: meta, Data: w.Bytes()})
 	}
 	s.saveCost = time.Since(start).Seconds()
+	s.snapBytes = len(w.Bytes())
 	s.snapPolicy = s.eng.policySeconds
 	if err != nil {
 		s.notify("study %s: snapshot not saved: %v", s.name, err)

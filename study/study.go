@@ -150,6 +150,9 @@ type Study struct {
 	// snapPolicy is the engine's policy time at the newest snapshot this
 	// process saved or restored, saveCost the seconds its last save took.
 	snapPolicy, saveCost float64
+	// snapBytes is the size of the newest snapshot's data this process
+	// saved or restored: the next encoding starts with that much room.
+	snapBytes int
 	// preloaded is the snapshot Ask read before taking the storage's
 	// lock, for restore (preloadDone: it was read, whatever it holds).
 	preloaded   storage.Snapshot
