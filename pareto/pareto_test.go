@@ -1,6 +1,7 @@
 package pareto
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -254,5 +255,45 @@ func TestImprovementErrors(t *testing.T) {
 		if _, err := Improvement(c.pts, c.y, c.ref); err == nil {
 			t.Errorf("%s: no error", c.name)
 		}
+	}
+}
+
+// BenchmarkImprovement times one improvement against a front of 100
+// points (2 objectives) or 60 (3 objectives) on the unit sphere, the
+// fronts of a few hundred trials.
+func BenchmarkImprovement(b *testing.B) {
+	for _, c := range []struct{ d, n int }{{2, 100}, {3, 60}} {
+		b.Run(fmt.Sprintf("%d-d", c.d), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			pts := make([][]float64, c.n)
+			for i := range pts {
+				pts[i] = make([]float64, c.d)
+				var s float64
+				for j := range pts[i] {
+					pts[i][j] = rng.Float64()
+					s += pts[i][j] * pts[i][j]
+				}
+				for j := range pts[i] {
+					pts[i][j] /= math.Sqrt(s)
+				}
+			}
+			ref := make([]float64, c.d)
+			ys := make([][]float64, 64)
+			for j := range ref {
+				ref[j] = 1.1
+			}
+			for i := range ys {
+				ys[i] = make([]float64, c.d)
+				for j := range ys[i] {
+					ys[i][j] = 0.75 * rng.Float64()
+				}
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := Improvement(pts, ys[i%len(ys)], ref); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
