@@ -215,11 +215,12 @@ func Improvement(points [][]float64, y, ref []float64) (float64, error) {
 		box *= ref[j] - y[j]
 	}
 	var limited [][]float64
+	buf := make([]float64, len(points)*d) // the limited points, one allocation
 	for i, p := range points {
 		if len(p) != d {
 			return 0, fmt.Errorf("pareto: point %d has %d objectives, the reference point %d", i, len(p), d)
 		}
-		q := make([]float64, d)
+		q := buf[i*d : (i+1)*d : (i+1)*d]
 		inside, covers := true, true
 		for j, v := range p {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -249,6 +250,11 @@ func Improvement(points [][]float64, y, ref []float64) (float64, error) {
 	}
 	if len(limited) == 0 {
 		return box, nil
+	}
+	if d == 2 {
+		// The sweep skips dominated points by itself (each comes after
+		// one that dominates it, in its sort order), with the same sum.
+		return math.Max(box-hv2(limited, ref), 0), nil
 	}
 	return math.Max(box-hv(front(limited), ref), 0), nil
 }
