@@ -10,7 +10,8 @@
 // Usage: tradeoffs -problem NAME -policy bkb|random -T 150 -seed 1 -at 50,150 [-mo-acquisition hvi|scalarize] [-trials FILE]
 //
 // -trials writes every trial's point and values to FILE as CSV (x1..xd,
-// then the values), to see where the asks went.
+// then the values), to see where the asks went; -cpuprofile writes a CPU
+// profile of the run (go tool pprof).
 //
 // Problems (every objective minimized, a constraint feasible when <= 0):
 //
@@ -35,6 +36,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -167,8 +169,22 @@ func main() {
 	at := flag.String("at", "", "checkpoints, comma-separated (default T)")
 	acq := flag.String("mo-acquisition", "", "several objectives: hvi or scalarize (default: the study's)")
 	trialsFile := flag.String("trials", "", "write every trial's point and values to this CSV file")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tradeoffs:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(*name, *policy, *T, *seed, *at, *acq, *trialsFile); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "tradeoffs:", err)
 		os.Exit(1)
 	}
