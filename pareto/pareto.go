@@ -177,3 +177,84 @@ func hv2(points [][]float64, ref []float64) float64 {
 	}
 	return vol
 }
+
+// Improvement returns the hypervolume improvement of y over points
+// against ref: Hypervolume(points ∪ {y}, ref) − Hypervolume(points, ref),
+// the criterion of SMS-EGO (Ponweiser, Wagner, Biermann and Naujoks
+// 2008) and of expected-hypervolume methods. It is 0 when a point weakly
+// dominates y or y is not strictly better than ref in every objective.
+//
+// It is computed as the volume of the box between y and ref minus the
+// hypervolume of the points limited to that box (each point p replaced
+// by max(p, y) componentwise): the part of y's box the points already
+// dominate. The limited points' front is usually a few points, so this
+// costs far less than two hypervolumes of the whole set. It returns an
+// error when a length differs from ref's, ref is empty, or a value is NaN
+// or infinite.
+func Improvement(points [][]float64, y, ref []float64) (float64, error) {
+	d := len(ref)
+	if d == 0 {
+		return 0, errors.New("pareto: empty reference point")
+	}
+	if len(y) != d {
+		return 0, fmt.Errorf("pareto: the point has %d objectives, the reference point %d", len(y), d)
+	}
+	for j := range ref {
+		if math.IsNaN(ref[j]) || math.IsInf(ref[j], 0) {
+			return 0, fmt.Errorf("pareto: reference point coordinate %d is %v", j, ref[j])
+		}
+		if math.IsNaN(y[j]) || math.IsInf(y[j], 0) {
+			return 0, fmt.Errorf("pareto: the point's objective %d is %v", j, y[j])
+		}
+	}
+	box := 1.0
+	for j := range ref {
+		if y[j] >= ref[j] {
+			box = 0
+		}
+		box *= ref[j] - y[j]
+	}
+	var limited [][]float64
+	buf := make([]float64, len(points)*d) // the limited points, one allocation
+	for i, p := range points {
+		if len(p) != d {
+			return 0, fmt.Errorf("pareto: point %d has %d objectives, the reference point %d", i, len(p), d)
+		}
+		q := buf[i*d : (i+1)*d : (i+1)*d]
+		inside, covers := true, true
+		for j, v := range p {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return 0, fmt.Errorf("pareto: point %d: objective %d is %v", i, j, v)
+			}
+			if v > y[j] {
+				covers = false
+			}
+			q[j] = math.Max(v, y[j])
+			if q[j] >= ref[j] {
+				inside = false
+			}
+		}
+		if box == 0 {
+			continue // only checking the input
+		}
+		if covers {
+			box = 0 // p weakly dominates y: nothing gained
+			continue
+		}
+		if inside {
+			limited = append(limited, q)
+		}
+	}
+	if box == 0 {
+		return 0, nil
+	}
+	if len(limited) == 0 {
+		return box, nil
+	}
+	if d == 2 {
+		// The sweep skips dominated points by itself (each comes after
+		// one that dominates it, in its sort order), with the same sum.
+		return math.Max(box-hv2(limited, ref), 0), nil
+	}
+	return math.Max(box-hv(front(limited), ref), 0), nil
+}

@@ -1,6 +1,7 @@
 package pareto
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -183,5 +184,116 @@ func TestHypervolumeErrors(t *testing.T) {
 		if _, err := Hypervolume(c.pts, c.ref); err == nil {
 			t.Errorf("%s: no error", c.name)
 		}
+	}
+}
+
+// TestImprovementAgainstBruteForce checks Improvement against the brute
+// force hypervolume of the set with and without the new point, on random
+// sets of 2 to 4 objectives (with ties: points on the front, equal to a
+// point, beyond the reference point).
+func TestImprovementAgainstBruteForce(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name    string
+		d, n    int
+		ties    bool
+		repeats int
+	}{
+		{"2-d", 2, 30, false, 300},
+		{"2-d ties", 2, 30, true, 300},
+		{"3-d", 3, 25, false, 150},
+		{"3-d ties", 3, 25, true, 150},
+		{"4-d", 4, 10, false, 40},
+	}
+	for ci, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(ci), 11))
+			positive := 0
+			for rep := 0; rep < c.repeats; rep++ {
+				pts := randomPoints(rng, rng.IntN(c.n+1), c.d, c.ties)
+				y := randomPoints(rng, 1, c.d, c.ties)[0]
+				if rep%5 == 0 && len(pts) > 0 {
+					y = slices.Clone(pts[rng.IntN(len(pts))]) // a point of the set
+				}
+				ref := make([]float64, c.d)
+				for k := range ref {
+					ref[k] = 0.8 + 0.4*rng.Float64()
+				}
+				got, err := Improvement(pts, y, ref)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := bruteHypervolume(append(slices.Clone(pts), y), ref) - bruteHypervolume(pts, ref)
+				if math.Abs(got-want) > 1e-12*math.Max(1, want) {
+					t.Fatalf("repeat %d: Improvement = %v, brute force %v (points %v, y %v, ref %v)", rep, got, want, pts, y, ref)
+				}
+				if got > 0 {
+					positive++
+				}
+			}
+			if positive < c.repeats/10 {
+				t.Fatalf("only %d of %d improvements positive: the test does not exercise the sum", positive, c.repeats)
+			}
+		})
+	}
+}
+
+func TestImprovementErrors(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		pts    [][]float64
+		y, ref []float64
+	}{
+		{"empty ref", nil, nil, nil},
+		{"y length", nil, []float64{1}, []float64{2, 2}},
+		{"point length", [][]float64{{1}}, []float64{1, 1}, []float64{2, 2}},
+		{"NaN y", nil, []float64{math.NaN(), 1}, []float64{2, 2}},
+		{"Inf point", [][]float64{{math.Inf(-1), 1}}, []float64{1, 1}, []float64{2, 2}},
+		{"NaN ref", nil, []float64{1, 1}, []float64{2, math.NaN()}},
+	} {
+		if _, err := Improvement(c.pts, c.y, c.ref); err == nil {
+			t.Errorf("%s: no error", c.name)
+		}
+	}
+}
+
+// BenchmarkImprovement times one improvement against a front of 100
+// points (2 objectives) or 60 (3 objectives) on the unit sphere, the
+// fronts of a few hundred trials.
+func BenchmarkImprovement(b *testing.B) {
+	for _, c := range []struct{ d, n int }{{2, 100}, {3, 60}} {
+		b.Run(fmt.Sprintf("%d-d", c.d), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			pts := make([][]float64, c.n)
+			for i := range pts {
+				pts[i] = make([]float64, c.d)
+				var s float64
+				for j := range pts[i] {
+					pts[i][j] = rng.Float64()
+					s += pts[i][j] * pts[i][j]
+				}
+				for j := range pts[i] {
+					pts[i][j] /= math.Sqrt(s)
+				}
+			}
+			ref := make([]float64, c.d)
+			ys := make([][]float64, 64)
+			for j := range ref {
+				ref[j] = 1.1
+			}
+			for i := range ys {
+				ys[i] = make([]float64, c.d)
+				for j := range ys[i] {
+					ys[i][j] = 0.75 * rng.Float64()
+				}
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := Improvement(pts, ys[i%len(ys)], ref); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -211,6 +211,13 @@ type Config struct {
 	// evaluation tells beside its value (tradeoffs.go): a point is
 	// feasible when every one is <= 0. 0: no constraints.
 	Constraints int `json:"constraints,omitempty"`
+	// MOAcquisition is the acquisition of a study with several objectives
+	// (tradeoffs.go): MOHypervolume, the optimistic hypervolume
+	// improvement (the default of new studies), or MOScalarize, random
+	// hypervolume scalarizations with UCB (the rule of every study stored
+	// before this field existed, which DecodeConfig keeps). Empty with one
+	// objective.
+	MOAcquisition string `json:"mo_acquisition,omitempty"`
 }
 
 // Arms says how the finite candidate set is built from the space.

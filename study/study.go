@@ -239,6 +239,7 @@ func DecodeConfig(raw json.RawMessage) (*Config, error) {
 	if cfg.Policy == "" || cfg.Arms.Kind == "" || len(cfg.Space.Params) == 0 {
 		return nil, errors.New("the study's configuration is not a bkb study (no policy, arms or space)")
 	}
+	cfg.storedTradeoffDefaults()
 	if err := cfg.Normalize(); err != nil {
 		return nil, fmt.Errorf("the study's configuration is invalid: %v", trimStudy(err))
 	}

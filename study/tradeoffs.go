@@ -102,11 +102,48 @@ func (c *Config) normalizeDirections() error {
 	return nil
 }
 
+// Acquisitions of a study with several objectives (Config.MOAcquisition).
+const (
+	// MOHypervolume scores a candidate by the hypervolume improvement of
+	// its optimistic objective vector over the observed Pareto front, and
+	// a candidate whose optimistic vector is dominated by SMS-EGO's
+	// penalty (Ponweiser, Wagner, Biermann and Naujoks 2008): the default
+	// of new studies.
+	MOHypervolume = "hvi"
+	// MOScalarize maximizes a random hypervolume scalarization of the
+	// objectives' upper confidence bounds at each ask (Paria, Kandasamy
+	// and Poczos 2019; Golovin and Zhang 2020): the rule of studies stored
+	// before Config.MOAcquisition existed.
+	MOScalarize = "scalarize"
+)
+
+// MOAcquisitions returns the acquisitions a study with several
+// objectives may name, in a new slice.
+func MOAcquisitions() []string { return []string{MOHypervolume, MOScalarize} }
+
+// storedTradeoffDefaults gives a stored configuration the defaults of the
+// time it was written: a study with several objectives stored without
+// MOAcquisition was created before it existed, and asked by random
+// scalarizations.
+func (c *Config) storedTradeoffDefaults() {
+	if len(c.Directions) >= 2 && c.MOAcquisition == "" {
+		c.MOAcquisition = MOScalarize
+	}
+}
+
 // normalizeTradeoffs checks that the policy supports constraints and
-// several objectives.
+// several objectives, and sets the acquisition of several objectives.
 func (c *Config) normalizeTradeoffs() error {
 	if c.Constraints < 0 || c.Constraints > MaxConstraints {
 		return fmt.Errorf("study: constraints must be between 0 and %d, got %d", MaxConstraints, c.Constraints)
+	}
+	switch {
+	case !c.multiObjective() && c.MOAcquisition != "":
+		return fmt.Errorf("study: mo_acquisition %q needs several objectives (directions)", c.MOAcquisition)
+	case c.multiObjective() && c.MOAcquisition == "":
+		c.MOAcquisition = MOHypervolume
+	case c.multiObjective() && !slices.Contains(MOAcquisitions(), c.MOAcquisition):
+		return fmt.Errorf("study: unknown mo_acquisition %q; valid: %s, %s", c.MOAcquisition, MOHypervolume, MOScalarize)
 	}
 	if !c.tradeoffs() {
 		return nil
@@ -399,6 +436,13 @@ type tradeoffModel struct {
 	// standardized constraint values of each observation.
 	obs [][]float64
 	buf []float64
+	// front and hvRef are, for MOHypervolume, the Pareto front of the
+	// feasible observations and the reference point of the hypervolume
+	// improvement, as minimized standardized values (negated rewards);
+	// hvi true selects that acquisition, y is its buffer.
+	hvi         bool
+	front       [][]float64
+	hvRef, ybuf []float64
 }
 
 // newTradeoffModel builds the ask's model: the further targets' weights
@@ -477,8 +521,108 @@ func (r *refiner) newTradeoffModel(e *engine) (*tradeoffModel, error) {
 				m.ref[k] = math.Min(m.ref[k], ob[k])
 			}
 		}
+		if r.cfg.MOAcquisition == MOHypervolume {
+			m.setHypervolumeFront(e)
+		}
 	}
 	return m, nil
+}
+
+// hviMargin moves the reference point of the hypervolume improvement
+// out from the nadir of the observed front, on the standardized scale:
+// half a standard deviation of each objective's values. Chosen on ZDT1
+// and DTLZ2 (docs/tradeoffs.md): a tighter reference point gained on
+// DTLZ2, whose box corners hold weakly dominated points far from the
+// front, and lost on ZDT1, where the improvement then stays in a thin box
+// around the first extreme point found; a looser one lost on DTLZ2.
+const hviMargin = 0.5
+
+// setHypervolumeFront sets the Pareto front of the feasible observations
+// (of every observation when none is feasible) as minimized standardized
+// values, and the reference point: the front's nadir moved out by
+// hviMargin. Points worse than the nadir add nothing to the observed
+// front; the margin lets a point that extends the front at one end gain.
+func (m *tradeoffModel) setHypervolumeFront(e *engine) {
+	k := m.nObj
+	var pts [][]float64
+	for pass := 0; pass < 2 && len(pts) == 0; pass++ {
+		for i, o := range e.succ {
+			if pass == 0 && !Feasible(o.cons) {
+				continue
+			}
+			p := make([]float64, k)
+			for j := range p {
+				p[j] = -m.obs[i][j]
+			}
+			pts = append(pts, p)
+		}
+	}
+	idx := pareto.Front(pts)
+	m.front = make([][]float64, len(idx))
+	for i, j := range idx {
+		m.front[i] = pts[j]
+	}
+	m.hvRef = make([]float64, k)
+	for j := range m.hvRef {
+		m.hvRef[j] = math.Inf(-1)
+		for _, p := range m.front {
+			m.hvRef[j] = math.Max(m.hvRef[j], p[j])
+		}
+		m.hvRef[j] += hviMargin
+	}
+	m.hvi, m.ybuf = true, make([]float64, k)
+}
+
+// optimisticImprovement is the MOHypervolume acquisition of the
+// minimized optimistic objective vector y (the negated upper confidence
+// bounds of the rewards) over the front against ref, after SMS-EGO
+// (Ponweiser, Wagner, Biermann and Naujoks 2008):
+//
+//   - y not weakly dominated by a front point and better than ref in every
+//     objective: its hypervolume improvement, > 0;
+//   - y dominated (or equal to a front point): SMS-EGO's penalty, the sum
+//     over the front points a that weakly dominate y of
+//     1 - prod_j (1 + y_j - a_j), <= 0 and decreasing in every y_j, so
+//     that a candidate whose optimistic vector is dominated is ranked by
+//     how far it is from the front, not flat;
+//   - otherwise (y beyond ref in some objective): minus its distance
+//     beyond ref, sum_j max(y_j - ref_j, 0), < 0.
+func optimisticImprovement(front [][]float64, y, ref []float64) float64 {
+	var pen float64
+	dominated := false
+	for _, a := range front {
+		weak := true
+		for j := range y {
+			if a[j] > y[j] {
+				weak = false
+				break
+			}
+		}
+		if !weak {
+			continue
+		}
+		dominated = true
+		prod := 1.0
+		for j := range y {
+			prod *= 1 + y[j] - a[j]
+		}
+		pen += prod - 1
+	}
+	if dominated {
+		return -pen
+	}
+	var beyond float64
+	for j := range y {
+		beyond += math.Max(y[j]-ref[j], 0)
+	}
+	if beyond > 0 {
+		return -beyond
+	}
+	hvi, err := pareto.Improvement(front, y, ref)
+	if err != nil {
+		return math.NaN()
+	}
+	return hvi
 }
 
 // targetFit is the hyperparameter fit of one further target, kept from
@@ -590,7 +734,16 @@ func (m *tradeoffModel) score(x []float64, mean, sd, beta float64) float64 {
 		m.buf[j], m.sds[j] = mu, math.Sqrt(m.noise[j]*v)
 	}
 	s := mean + beta*sd
-	if m.nObj > 1 {
+	if m.hvi {
+		for k := 0; k < m.nObj; k++ {
+			u := mean + beta*sd
+			if k > 0 {
+				u = m.buf[k-1] + beta*m.sds[k-1]
+			}
+			m.ybuf[k] = -u
+		}
+		s = optimisticImprovement(m.front, m.ybuf, m.hvRef)
+	} else if m.nObj > 1 {
 		s = math.Inf(1)
 		for k := 0; k < m.nObj; k++ {
 			u := mean + beta*sd

@@ -7,7 +7,11 @@
 // (multi-objective problems). optuna_tradeoffs.py prints the same fields
 // for Optuna's samplers; side_by_side.sh runs both, alternating.
 //
-// Usage: tradeoffs -problem NAME -policy bkb|random -T 150 -seed 1 -at 50,150
+// Usage: tradeoffs -problem NAME -policy bkb|random -T 150 -seed 1 -at 50,150 [-mo-acquisition hvi|scalarize] [-trials FILE]
+//
+// -trials writes every trial's point and values to FILE as CSV (x1..xd,
+// then the values), to see where the asks went; -cpuprofile writes a CPU
+// profile of the run (go tool pprof).
 //
 // Problems (every objective minimized, a constraint feasible when <= 0):
 //
@@ -26,11 +30,14 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
 	"os"
+	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -146,6 +153,7 @@ type output struct {
 	Tool        string       `json:"tool"`
 	Problem     string       `json:"problem"`
 	Policy      string       `json:"policy"`
+	Acquisition string       `json:"mo_acquisition,omitempty"`
 	Seed        uint64       `json:"seed"`
 	T           int          `json:"T"`
 	Checkpoints []checkpoint `json:"checkpoints"`
@@ -159,14 +167,30 @@ func main() {
 	T := flag.Int("T", 150, "trials")
 	seed := flag.Uint64("seed", 1, "seed")
 	at := flag.String("at", "", "checkpoints, comma-separated (default T)")
+	acq := flag.String("mo-acquisition", "", "several objectives: hvi or scalarize (default: the study's)")
+	trialsFile := flag.String("trials", "", "write every trial's point and values to this CSV file")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
-	if err := run(*name, *policy, *T, *seed, *at); err != nil {
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tradeoffs:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
+	if err := run(*name, *policy, *T, *seed, *at, *acq, *trialsFile); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "tradeoffs:", err)
 		os.Exit(1)
 	}
 }
 
-func run(name, policy string, T int, seed uint64, at string) error {
+func run(name, policy string, T int, seed uint64, at, acq, trialsFile string) error {
 	mk, ok := problems[name]
 	if !ok {
 		return fmt.Errorf("unknown problem %q", name)
@@ -193,6 +217,7 @@ func run(name, policy string, T int, seed uint64, at string) error {
 		for i := range cfg.Directions {
 			cfg.Directions[i] = study.Minimize
 		}
+		cfg.MOAcquisition = acq
 	} else {
 		cfg.Constraints = 1
 	}
@@ -215,9 +240,14 @@ func run(name, policy string, T int, seed uint64, at string) error {
 	if err != nil {
 		return err
 	}
-	out := output{Tool: "bkb", Problem: name, Policy: policy, Seed: seed, T: T,
+	out := output{Tool: "bkb", Problem: name, Policy: policy, Seed: seed, T: T, Acquisition: s.Config().MOAcquisition,
 		Seconds: time.Since(start).Seconds(), CPUSeconds: cpuSeconds() - cpu0}
 	trials := s.Trials()
+	if trialsFile != "" {
+		if err := writeTrials(trialsFile, trials); err != nil {
+			return err
+		}
+	}
 	for _, n := range checks {
 		c := checkpoint{T: n}
 		if p.objectives == 1 {
@@ -251,4 +281,29 @@ func run(name, policy string, T int, seed uint64, at string) error {
 		out.Checkpoints = append(out.Checkpoints, c)
 	}
 	return json.NewEncoder(os.Stdout).Encode(out)
+}
+
+// writeTrials writes the points and values of trials as CSV to path.
+func writeTrials(path string, trials []study.TrialResult) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	for _, t := range trials {
+		var row []string
+		for _, v := range append(slices.Clone(t.X), t.Values...) {
+			row = append(row, strconv.FormatFloat(v, 'g', -1, 64))
+		}
+		if err := w.Write(row); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Median tables of side_by_side.sh's JSON lines (Markdown on stdout).
 
-    python3 bench/tradeoffs/summarize.py OUT.jsonl
+    python3 bench/tradeoffs/summarize.py OUT.jsonl [MORE.jsonl ...]
 """
 import collections
 import json
@@ -11,7 +11,14 @@ import sys
 
 def method(r):
     if r["tool"] == "bkb":
-        return "bkb" if r["policy"] == "bkb" else "bkb random search"
+        if r["policy"] != "bkb":
+            return "bkb random search"
+        # Several objectives: runs without the field were made before the
+        # hypervolume improvement existed, with random scalarizations.
+        multi = any("hypervolume" in c for c in r["checkpoints"])
+        if multi and r.get("mo_acquisition", "scalarize") == "scalarize":
+            return "bkb, scalarizations"
+        return "bkb"
     return {"tpe": "Optuna TPE", "nsga2": "Optuna NSGA-II", "motpe": "Optuna MOTPE",
             "random": "Optuna random"}[r["policy"]]
 
@@ -24,29 +31,40 @@ def fmt(v, digits=3):
     return "%.*g" % (digits, v)
 
 
+def col(t):
+    return "T=%d" % t[0] if not t[1] else "T=%d of %d" % t
+
+
 def main():
-    runs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+    runs = [json.loads(l) for f in sys.argv[1:] for l in open(f) if l.strip()]
     by = collections.defaultdict(list)
     for r in runs:
         for c in r["checkpoints"]:
-            by[(r["problem"], c["t"], method(r))].append((r, c))
+            # bkb's exploration depends on its budget: with several
+            # objectives, its checkpoint before the end of a longer run is
+            # a column of its own ("T=100 of 300"); Optuna's samplers and
+            # random search do not know the budget.
+            budget = 0
+            if r["tool"] == "bkb" and r["policy"] == "bkb" and "hypervolume" in c and c["t"] < r["T"]:
+                budget = r["T"]
+            by[(r["problem"], (c["t"], budget), method(r))].append((r, c))
     problems = []
     for r in runs:
         if r["problem"] not in problems:
             problems.append(r["problem"])
-    order = ["bkb", "Optuna TPE", "Optuna NSGA-II", "Optuna MOTPE", "bkb random search", "Optuna random"]
+    order = ["bkb", "bkb, scalarizations", "Optuna TPE", "Optuna NSGA-II", "Optuna MOTPE", "bkb random search", "Optuna random"]
     for p in problems:
         ts = sorted({t for (q, t, _) in by if q == p})
         methods = [m for m in order if any((p, t, m) in by for t in ts)]
         constrained = any("gap" in c or "infeasible_share" in c for (q, _, _), v in by.items() if q == p for _, c in v)
         print("\n**%s**\n" % p)
         if constrained:
-            print("| method | " + " | ".join("T=%d gap (median)" % t for t in ts) + " | " +
-                  " | ".join("T=%d infeasible asks" % t for t in ts) + " | seeds | CPU s/run |")
+            print("| method | " + " | ".join(col(t) + " gap (median)" for t in ts) + " | " +
+                  " | ".join(col(t) + " infeasible asks" for t in ts) + " | seeds | CPU s/run |")
             print("|---" * (2 + 2 * len(ts) + 1) + "|")
         else:
             mx = next(c["max_hypervolume"] for (q, _, _), v in by.items() if q == p for _, c in v)
-            print("| method | " + " | ".join("T=%d hypervolume (median)" % t for t in ts) + " | seeds | CPU s/run |")
+            print("| method | " + " | ".join(col(t) + " hypervolume (median)" for t in ts) + " | seeds | CPU s/run |")
             print("|---" * (2 + len(ts) + 1) + "|")
         for m in methods:
             cells, shares, seeds, cpu = [], [], 0, []

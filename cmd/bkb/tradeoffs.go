@@ -21,13 +21,17 @@ import (
 type tradeoffFlags struct {
 	directions  []string
 	constraints int
-	// From the space file: "directions" and "constraints" beside "params".
+	moAcq       string
+	// From the space file: "directions", "constraints" and
+	// "mo_acquisition" beside "params".
 	fileDirections  []study.Direction
 	fileConstraints *int
+	fileMOAcq       string
 }
 
 func (t *tradeoffFlags) register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&t.directions, "directions", nil, `several objectives: the direction of each, e.g. minimize,maximize (a plugin replies "y": [v1, v2]; the result is the Pareto front)`)
+	fs.StringVar(&t.moAcq, "mo-acquisition", "", "several objectives: "+study.MOHypervolume+" (the optimistic hypervolume improvement, the default of new studies) or "+study.MOScalarize+" (random scalarizations, the rule of studies created before it): docs/tradeoffs.md")
 	fs.IntVar(&t.constraints, "constraints", 0, `number of constraint values c_j(x) each evaluation returns beside its value (a plugin replies "constraints": [c1, ...]); a point is feasible when every one is <= 0`)
 }
 
@@ -56,7 +60,14 @@ func (t *tradeoffFlags) readSpace(r io.Reader) (study.Space, error) {
 			t.fileConstraints = &n
 			delete(top, "constraints")
 		}
-		if hasDirs || hasCons {
+		rawA, hasAcq := top["mo_acquisition"]
+		if hasAcq {
+			if err := json.Unmarshal(rawA, &t.fileMOAcq); err != nil {
+				return study.Space{}, fmt.Errorf(`"mo_acquisition": want %q or %q: %v`, study.MOHypervolume, study.MOScalarize, err)
+			}
+			delete(top, "mo_acquisition")
+		}
+		if hasDirs || hasCons || hasAcq {
 			if b, err = json.Marshal(top); err != nil {
 				return study.Space{}, err
 			}
@@ -103,6 +114,22 @@ func (t *tradeoffFlags) apply(fs *pflag.FlagSet, cfg *study.Config) error {
 		return usagef("--constraints must be >= 0, got %d", cons)
 	}
 	cfg.Constraints = cons
+	acq := t.fileMOAcq
+	if fs.Changed("mo-acquisition") {
+		if acq != "" && t.moAcq != acq {
+			return usagef("--mo-acquisition %s differs from the space file's mo_acquisition %s", t.moAcq, acq)
+		}
+		acq = t.moAcq
+	}
+	if acq != "" {
+		if len(cfg.Directions) < 2 {
+			return usagef("--mo-acquisition needs several objectives (--directions)")
+		}
+		if !slices.Contains(study.MOAcquisitions(), acq) {
+			return usagef("--mo-acquisition %q: want %s", acq, strings.Join(study.MOAcquisitions(), " or "))
+		}
+		cfg.MOAcquisition = acq
+	}
 	return nil
 }
 

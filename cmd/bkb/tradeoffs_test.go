@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/csv"
+	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/bkb-go/bkb/pareto"
 	"github.com/bkb-go/bkb/storage"
+	"github.com/bkb-go/bkb/study"
 )
 
 // tradeoffsPlugin is the command line of the constrained and
@@ -172,4 +175,64 @@ func parseF(t *testing.T, s string) float64 {
 		t.Fatalf("%q: %v", s, err)
 	}
 	return v
+}
+
+// TestMOAcquisitionCLI checks --mo-acquisition and the space file's
+// "mo_acquisition": stored in the study's configuration (the default of a
+// new study with several objectives is the hypervolume improvement), and
+// refused without several objectives, with an unknown name, or when the
+// flag and the file disagree.
+func TestMOAcquisitionCLI(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	stored := func(path string) string {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h struct {
+			Config struct {
+				MOAcquisition string `json:"mo_acquisition"`
+			} `json:"config"`
+		}
+		if err := json.Unmarshal([]byte(strings.SplitN(string(b), "\n", 2)[0]), &h); err != nil {
+			t.Fatal(err)
+		}
+		return h.Config.MOAcquisition
+	}
+	space := filepath.Join(dir, "space.json")
+	if err := os.WriteFile(space, []byte(`{"params":[{"name":"x1","low":0,"high":1}],"directions":["minimize","maximize"],"mo_acquisition":"scalarize"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--lower", "0", "--upper", "1", "--directions", "minimize,maximize"}, study.MOHypervolume},
+		{[]string{"--lower", "0", "--upper", "1", "--directions", "minimize,maximize", "--mo-acquisition", "scalarize"}, study.MOScalarize},
+		{[]string{"--space", space}, study.MOScalarize},
+	} {
+		path := filepath.Join(dir, fmt.Sprintf("s%d.jsonl", i))
+		if r := runBKB(t, nil, append([]string{"create-study", "--study", path, "-T", "5"}, c.args...)...); r.code != 0 {
+			t.Fatalf("create-study %v: %s", c.args, r.stderr)
+		}
+		if got := stored(path); got != c.want {
+			t.Fatalf("create-study %v: stored mo_acquisition %q, want %q", c.args, got, c.want)
+		}
+	}
+	for i, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--lower", "0", "--upper", "1", "--mo-acquisition", "hvi"}, "needs several objectives"},
+		{[]string{"--lower", "0", "--upper", "1", "--directions", "minimize,maximize", "--mo-acquisition", "ehvi"}, `"ehvi"`},
+		{[]string{"--space", space, "--mo-acquisition", "hvi"}, "differs from the space file"},
+	} {
+		r := runBKB(t, nil, append([]string{"create-study", "--study", filepath.Join(dir, fmt.Sprintf("bad%d.jsonl", i)), "-T", "5"}, c.args...)...)
+		if r.code == 0 {
+			t.Fatalf("create-study %v: no error", c.args)
+		}
+		checkOneErrorLine(t, r, c.want)
+	}
 }

@@ -1,0 +1,245 @@
+package study
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/bkb-go/bkb/internal/chol"
+	"github.com/bkb-go/bkb/pareto"
+	"github.com/bkb-go/bkb/storage"
+)
+
+// TestOptimisticImprovementAgainstBruteForce checks the MOHypervolume
+// acquisition on random fronts of 2 and 3 objectives: for a vector no
+// front point weakly dominates and better than ref, the hypervolume of the
+// front with it minus the front's (pareto.Hypervolume, computed twice);
+// for a dominated one, the SMS-EGO penalty written out (non-positive),
+// which falls when the vector moves away from the front in any objective.
+func TestOptimisticImprovementAgainstBruteForce(t *testing.T) {
+	t.Parallel()
+	for _, d := range []int{2, 3} {
+		rng := rand.New(rand.NewPCG(uint64(d), 5))
+		var improving, dominated, beyond int
+		for rep := 0; rep < 400; rep++ {
+			n := 1 + rng.IntN(20)
+			pts := make([][]float64, n)
+			for i := range pts {
+				pts[i] = make([]float64, d)
+				var s float64
+				for j := range pts[i] {
+					pts[i][j] = rng.Float64()
+					s += pts[i][j] * pts[i][j]
+				}
+				for j := range pts[i] { // near the unit sphere: large fronts
+					pts[i][j] /= math.Sqrt(s) * (1 + 0.2*rng.Float64())
+				}
+			}
+			var front [][]float64
+			for _, i := range pareto.Front(pts) {
+				front = append(front, pts[i])
+			}
+			ref := make([]float64, d)
+			y := make([]float64, d)
+			for j := range y {
+				ref[j] = 1 + 0.1*rng.Float64()
+				y[j] = 1.2 * rng.Float64()
+			}
+			got := optimisticImprovement(front, y, ref)
+			weak := false
+			for _, a := range front {
+				if dominatesWeakly(a, y) {
+					weak = true
+				}
+			}
+			out := false
+			for j := range y {
+				out = out || y[j] >= ref[j]
+			}
+			switch {
+			case weak:
+				dominated++
+				var want float64
+				for _, a := range front {
+					if dominatesWeakly(a, y) {
+						p := 1.0
+						for j := range y {
+							p *= 1 + y[j] - a[j]
+						}
+						want += 1 - p
+					}
+				}
+				if math.Abs(got-want) > 1e-12 || got > 0 {
+					t.Fatalf("d=%d: dominated %v: score %v, penalty %v", d, y, got, want)
+				}
+				// Worse in one objective: a lower score.
+				k := rng.IntN(d)
+				y2 := slices.Clone(y)
+				y2[k] += 0.05
+				if worse := optimisticImprovement(front, y2, ref); !(worse < got) {
+					t.Fatalf("d=%d: %v scores %v, worse %v scores %v", d, y, got, y2, worse)
+				}
+			case out:
+				beyond++
+				if !(got < 0) {
+					t.Fatalf("d=%d: %v beyond ref %v scores %v", d, y, ref, got)
+				}
+			default:
+				improving++
+				with, err := pareto.Hypervolume(append(slices.Clone(front), y), ref)
+				if err != nil {
+					t.Fatal(err)
+				}
+				without, err := pareto.Hypervolume(front, ref)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := with - without; math.Abs(got-want) > 1e-12 || !(got > 0) {
+					t.Fatalf("d=%d: %v: score %v, hypervolume improvement %v", d, y, got, want)
+				}
+			}
+		}
+		if improving < 40 || dominated < 40 || beyond < 10 {
+			t.Fatalf("d=%d: %d improving, %d dominated, %d beyond ref: the cases are not all exercised", d, improving, dominated, beyond)
+		}
+	}
+}
+
+func dominatesWeakly(a, b []float64) bool {
+	for j := range a {
+		if a[j] > b[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// branin2 is a two-objective toy on [0,1]^2 (the first minimized, the
+// second maximized) for the replay test.
+func branin2(x []float64) []float64 {
+	a := (x[0]-0.3)*(x[0]-0.3) + (x[1]-0.6)*(x[1]-0.6)
+	b := math.Sin(3*x[0]) + x[1]*x[1]
+	return []float64{a, b}
+}
+
+// TestStoredMultiObjectiveKeepsScalarizations checks the gate of the
+// hypervolume improvement: a study with several objectives stored without
+// "mo_acquisition" (every journal written before it existed) loads with
+// MOScalarize and asks the points the code of commit 466545e asked for
+// it (trials 15 to 20, printed by that code on an AVX2/FMA build), while a
+// new study gets MOHypervolume and asks others.
+func TestStoredMultiObjectiveKeepsScalarizations(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	sp, err := Box(nil, []float64{0, 0}, []float64{1, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Space: sp, Budget: 20, Seed: 7, Directions: []Direction{Minimize, Maximize}}
+	fresh, err := Create(ctx, storage.NewMemory(), "g", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fresh.Config().MOAcquisition; got != MOHypervolume {
+		t.Fatalf("a new study's mo_acquisition is %q, want %q", got, MOHypervolume)
+	}
+	// The configuration as the code before the field stored it.
+	var stored map[string]any
+	if err := json.Unmarshal(fresh.header.Config, &stored); err != nil {
+		t.Fatal(err)
+	}
+	if stored["mo_acquisition"] != MOHypervolume {
+		t.Fatalf("stored mo_acquisition %v, want %q", stored["mo_acquisition"], MOHypervolume)
+	}
+	delete(stored, "mo_acquisition")
+	raw, err := json.Marshal(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := storage.NewMemory()
+	if _, err := st.CreateStudy(ctx, "g", raw); err != nil {
+		t.Fatal(err)
+	}
+	old, err := Load(ctx, st, "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := old.Config().MOAcquisition; got != MOScalarize {
+		t.Fatalf("a stored study without mo_acquisition loads with %q, want %q", got, MOScalarize)
+	}
+	want := [][]float64{{0.27586330407687487, 0.59608860262481678}, {0.28442275640246772, 0.59930196665780955},
+		{0.28016862995181141, 0.59857098503947292}, {0.47118941329837694, 1}, {0.52367741050492811, 1}, {0.52384354983459258, 1}}
+	run := func(s *Study) [][]float64 {
+		var xs [][]float64
+		for i := 0; i < cfg.Budget; i++ {
+			tr, err := s.Ask(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			xs = append(xs, tr.X)
+			if err := s.TellOutcome(ctx, tr.Number, Outcome{Values: branin2(tr.X)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return xs
+	}
+	got := run(old)
+	// Reloaded from its own records: the same trials, the same next ask
+	// rule (the loaded configuration is stored nowhere new).
+	again, err := Load(ctx, st, "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Config().MOAcquisition != MOScalarize || len(again.Trials()) != cfg.Budget {
+		t.Fatalf("reloaded: mo_acquisition %q, %d trials", again.Config().MOAcquisition, len(again.Trials()))
+	}
+	newPts := run(fresh)
+	if slices.EqualFunc(got, newPts, slices.Equal) {
+		t.Fatal("the hypervolume improvement asked the same 20 points as the scalarizations: the gate is not tested")
+	}
+	if !chol.Accelerated() {
+		t.Skip("the recorded points come from internal/chol's AVX2/FMA kernels; this CPU runs the fallback, whose rounding differs")
+	}
+	from := cfg.Budget - len(want)
+	for i, w := range want {
+		x := got[from+i]
+		for j := range w {
+			if math.Abs(x[j]-w[j]) > 1e-9*(1+math.Abs(w[j])) {
+				t.Fatalf("trial %d: %v, recorded %v", from+i+1, x, w)
+			}
+		}
+	}
+}
+
+// TestMOAcquisitionConfig checks the configuration's field: an unknown
+// name and a name without several objectives are refused, and an explicit
+// choice is kept.
+func TestMOAcquisitionConfig(t *testing.T) {
+	t.Parallel()
+	sp, err := Box(nil, []float64{0}, []float64{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := []Direction{Minimize, Minimize}
+	for _, c := range []struct {
+		cfg  Config
+		want string // "" : an error
+	}{
+		{Config{Space: sp, Directions: two}, MOHypervolume},
+		{Config{Space: sp, Directions: two, MOAcquisition: MOScalarize}, MOScalarize},
+		{Config{Space: sp, Directions: two, MOAcquisition: "ehvi"}, ""},
+		{Config{Space: sp, MOAcquisition: MOHypervolume}, ""},
+		{Config{Space: sp, Directions: []Direction{Minimize}, MOAcquisition: MOScalarize}, ""},
+	} {
+		err := c.cfg.Normalize()
+		switch {
+		case c.want == "" && err == nil:
+			t.Errorf("%+v: no error", c.cfg.MOAcquisition)
+		case c.want != "" && (err != nil || c.cfg.MOAcquisition != c.want):
+			t.Errorf("%v: %q, %v; want %q", c.cfg.Directions, c.cfg.MOAcquisition, err, c.want)
+		}
+	}
+}
