@@ -36,6 +36,8 @@ type RegretVariant struct {
 //     core for near-dependent points; docs/long-studies.md);
 //   - "bkb-v6": version 6 (opt-in: version 5 with output warping and local
 //     quadratic steps; docs/robust.md);
+//   - "bkb-v7": version 7 (opt-in: version 6 with version 4's dictionary
+//     rule and no warp while the fitted noise is heavy; docs/robust.md);
 //   - "bkb-matern": "bkb" with the Matern 5/2 ARD kernel instead of RBF;
 //   - "gp-ucb": the current defaults with GP-UCB (exact posterior);
 //   - "ada-bkb": Ada-BKB (bandit.AdaBKB) on the encoded box;
@@ -48,6 +50,7 @@ var RegretVariants = map[string]RegretVariant{
 	"bkb-v3":       {"bkb-v3", func(c *study.Config) { c.Version = 3 }},
 	"bkb-v5":       {"bkb-v5", func(c *study.Config) { c.Version = 5 }},
 	"bkb-v6":       {"bkb-v6", func(c *study.Config) { c.Version = 6 }},
+	"bkb-v7":       {"bkb-v7", func(c *study.Config) { c.Version = 7 }},
 	"bkb-matern":   {"bkb-matern", func(c *study.Config) { c.Kernel.Name = "matern52" }},
 	"gp-ucb":       {"gp-ucb", func(c *study.Config) { c.Policy = "gp-ucb" }},
 	"ada-bkb":      {"ada-bkb", func(c *study.Config) { c.Policy = "ada-bkb" }},

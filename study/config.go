@@ -58,9 +58,13 @@ const (
 	// (gp.DTC.SetDropNearDependent): docs/long-studies.md. Version 6 adds
 	// to version 5 the warp of the values by default (Warp auto, warp.go)
 	// and local quadratic steps once a third of the budget is spent
-	// (localstep.go): docs/robust.md. Both are opt-in until the regret
+	// (localstep.go): docs/robust.md. Version 7 is version 6 made robust
+	// to heavy noise (noiseRobust): while the fitted noise is heavy, BKB's
+	// dictionary follows version 4's rule up to noisyDictionaryMax
+	// observations and the values are not warped (noise.go,
+	// docs/robust.md). Versions 5 to 7 are opt-in until the regret
 	// benchmark of docs/optimizer.md has been rerun on them.
-	LatestVersion = 6
+	LatestVersion = 7
 	// DefaultFitEvery is the warm refit period of version 2 (see Fit).
 	DefaultFitEvery = 10
 	// DefaultArmCountV2 is the default number of sobol, lhs and random
@@ -483,6 +487,11 @@ func (c *Config) family() (hyper.Family, error) {
 // configuration versions up to 4 on near-dependent points
 // (gp.DTC.SetLegacyCore), so that stored studies replay as written.
 func (c *Config) legacyCore() bool { return c.Version <= 4 }
+
+// noiseRobust reports whether the study takes version 7's rules for
+// heavily noisy values (noise.go): version 4's dictionary rule and no
+// warp while the fitted noise is heavy.
+func (c *Config) noiseRobust() bool { return c.Version >= 7 }
 
 func (c *Config) grows() bool { return c.Version >= 2 && c.Candidates == CandidatesGrow }
 

@@ -407,7 +407,8 @@ func (r *refiner) rebuild(e *engine) error {
 	// O((A + t) t^2) every t/8 trials); those studies keep that to replay
 	// as written.
 	old := r.dtc
-	if r.cfg.Version < 5 {
+	v4Draw := r.cfg.Version < 5 || r.noisyDictionary(t)
+	if v4Draw {
 		old = nil
 	}
 	r.dtc, r.exact = nil, nil
@@ -452,7 +453,7 @@ func (r *refiner) rebuild(e *engine) error {
 			return err
 		}
 		r.rowPoint = rowPoint
-		if r.cfg.Version >= 5 {
+		if !v4Draw {
 			// The draw uses the variances under the previous dictionary's
 			// posterior: before version 5 it used those from before the
 			// last Observe above, made with an empty dictionary (the
@@ -513,7 +514,7 @@ func (r *refiner) observe(x []float64, y float64) error {
 			return err
 		}
 		r.rowPoint[row] = x
-		if r.cfg.Version >= 5 {
+		if r.cfg.Version >= 5 && !r.noisyDictionary(r.dtc.Len()) {
 			// Resparsification when due (Calandriello et al. 2020, BBKB):
 			// the dictionary drawn after observation t0 stays accurate
 			// while 1 + sum of the variances sigma~^2_{t0}(x_s)/lambda of

@@ -157,7 +157,7 @@ func boxCoxProfile(z []float64, logSum, lambda float64) float64 {
 // few distinct values, or under auto a likelihood ratio below warpLRT).
 func fitWarp(mode string, costs []float64) Warp {
 	out := Warp{Kind: "none", Lambda: 1, Observations: len(costs)}
-	if len(costs) < warpMinPoints {
+	if mode == WarpNone || len(costs) < warpMinPoints {
 		return out
 	}
 	s := slices.Clone(costs)
@@ -327,7 +327,11 @@ func (r *refiner) standardizeWarped(e *engine) {
 	for i, o := range e.succ {
 		rw[i] = e.reward(o.value)
 	}
-	r.warp, r.shift, r.scale = standardizeWarped(r.cfg.Warp, rw)
+	mode := r.cfg.Warp
+	if r.noisyUnwarped() {
+		mode = WarpNone
+	}
+	r.warp, r.shift, r.scale = standardizeWarped(mode, rw)
 	if r.threshold == 0 {
 		r.threshold = warpThreshold * r.scale
 	}
@@ -337,7 +341,10 @@ func (r *refiner) standardizeWarped(e *engine) {
 // region's threshold: v > ref + threshold in reward units, or, in a
 // warped study, by warpThreshold on the standardized warped scale.
 func (r *refiner) improves(v, ref float64) bool {
-	if !r.warp.active() {
+	if !r.warp.active() && !(r.cfg.noiseRobust() && r.cfg.warps()) {
+		// Version 7 compares on the standardized scale below whether or
+		// not the values are warped at present (noisyUnwarped may switch
+		// the warp off after r.threshold was set on a warped scale).
 		return v > ref+r.threshold
 	}
 	if math.IsInf(ref, -1) {
