@@ -47,7 +47,12 @@ def main():
             budget = 0
             if r["tool"] == "bkb" and r["policy"] == "bkb" and "hypervolume" in c and c["t"] < r["T"]:
                 budget = r["T"]
-            by[(r["problem"], (c["t"], budget), method(r))].append((r, c))
+            key = (r["problem"], (c["t"], budget), method(r))
+            # A peer's 100th trial of a 300-trial run is its 100-trial
+            # run (same seed, same draws): count each seed once.
+            if any(q["seed"] == r["seed"] for q, _ in by[key]):
+                continue
+            by[key].append((r, c))
     problems = []
     for r in runs:
         if r["problem"] not in problems:
