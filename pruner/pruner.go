@@ -2,7 +2,10 @@
 // intermediate values (a learning curve) that it and the other trials of
 // its study have reported: the median rule (Optuna's MedianPruner),
 // asynchronous successive halving (ASHA; Li et al. 2020) and Hyperband
-// (Li et al. 2018), each with Optuna 3.1's semantics.
+// (Li et al. 2018), each with Optuna 3.1's semantics; and two rules of
+// its own that read the complete trials' curves: CurveBound, and
+// CurveExtrapolation, which extrapolates each learning curve by a
+// least-squares exponential decay calibrated on those curves.
 //
 // A decision is a pure function of the curves it is shown. The study
 // layer shows it the curves as stored, up to and including the report
