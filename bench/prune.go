@@ -249,11 +249,19 @@ var PruneMethods = map[string]string{
 	"hyperband-nothing": "hyperband:min=1,max=27,eta=3,tell=nothing",
 	"bound":             "bound",
 	"bound-nothing":     "bound:tell=nothing",
+	"curve":             "curve",
+	"curve-nothing":     "curve:tell=nothing",
+	"curve-forecast":    "curve:tell=forecast",
+	"curve-rank3":       "curve:rank=3",
+	"curve-w5":          "curve:warmup=5",
+	"curve-rank2":       "curve:rank=2",
+	"curve-w5r2":        "curve:warmup=5,rank=2",
+	"curve-w2":          "curve:warmup=2",
 }
 
 // SortedPruneMethods lists PruneMethods in the table's order.
 func SortedPruneMethods(names []string) []string {
-	order := []string{"none", "median", "median-nothing", "asha", "asha-nothing", "hyperband", "hyperband-nothing", "bound", "bound-nothing"}
+	order := []string{"none", "median", "median-nothing", "asha", "asha-nothing", "hyperband", "hyperband-nothing", "bound", "bound-nothing", "curve", "curve-nothing", "curve-forecast", "curve-rank3"}
 	out := slices.Clone(names)
 	slices.SortStableFunc(out, func(a, b string) int {
 		ia, ib := slices.Index(order, a), slices.Index(order, b)

@@ -2,7 +2,10 @@
 // intermediate values (a learning curve) that it and the other trials of
 // its study have reported: the median rule (Optuna's MedianPruner),
 // asynchronous successive halving (ASHA; Li et al. 2020) and Hyperband
-// (Li et al. 2018), each with Optuna 3.1's semantics.
+// (Li et al. 2018), each with Optuna 3.1's semantics; and two rules of
+// its own that read the complete trials' curves: CurveBound, and
+// CurveExtrapolation, which extrapolates each learning curve by a
+// least-squares exponential decay calibrated on those curves.
 //
 // A decision is a pure function of the curves it is shown. The study
 // layer shows it the curves as stored, up to and including the report
@@ -81,17 +84,21 @@ const (
 	ASHA      = "asha"
 	Hyperband = "hyperband"
 	Bound     = "bound"
+	// Extrapolation is CurveExtrapolation: each curve extrapolated to the
+	// final step by a least-squares fit, calibrated on the complete trials.
+	Extrapolation = "curve"
 )
 
 // Config chooses a pruner and its settings; zero fields take Optuna 3.1's
 // defaults in Normalize.
 type Config struct {
-	// Kind is None (or ""), Median, ASHA, Hyperband or Bound.
+	// Kind is None (or ""), Median, ASHA, Hyperband, Bound or Extrapolation.
 	Kind string `json:"kind,omitempty"`
-	// StartupTrials (median, bound): no pruning before this many trials
-	// are complete (default 5).
+	// StartupTrials (median, bound, curve): no pruning before this many
+	// trials are complete (default 5).
 	StartupTrials int `json:"startup_trials,omitempty"`
-	// WarmupSteps (median): no pruning at steps below it (default 0).
+	// WarmupSteps (median, curve): no pruning at steps below it (default
+	// 0 for median, 3 for curve).
 	WarmupSteps int `json:"warmup_steps,omitempty"`
 	// IntervalSteps (median): steps between checks, counted from
 	// WarmupSteps (default 1).
@@ -109,8 +116,12 @@ type Config struct {
 	// takes the last step + 1 of the first complete trial, and nothing is
 	// pruned before one is complete.
 	MaxResource int `json:"max_resource,omitempty"`
+	// Rank (curve): a trial is compared with the Rank-th best final value
+	// of the complete trials (default 1: the best).
+	Rank int `json:"rank,omitempty"`
 	// Tell says what the study's model is told about a pruned trial:
-	// TellLast (its last reported value; the default) or TellNothing.
+	// TellLast (its last reported value; the default), TellNothing or
+	// TellForecast.
 	Tell string `json:"tell,omitempty"`
 }
 
@@ -118,6 +129,11 @@ type Config struct {
 const (
 	TellNothing = "nothing"
 	TellLast    = "last"
+	// TellForecast tells the model the trial's curve extrapolated to the
+	// complete trials' last step (Forecast), kept between the best final
+	// value so far and the largest value the trial reported; the last
+	// value when the trial has too few reports to extrapolate.
+	TellForecast = "forecast"
 )
 
 // IsZero reports whether c chooses no pruner.
@@ -127,9 +143,9 @@ func (c Config) IsZero() bool { return c.Kind == "" || c.Kind == None }
 func (c *Config) Normalize() error {
 	c.Kind = strings.ToLower(strings.TrimSpace(c.Kind))
 	switch c.Tell {
-	case "", TellNothing, TellLast:
+	case "", TellNothing, TellLast, TellForecast:
 	default:
-		return fmt.Errorf("pruner: tell %q (want nothing or last)", c.Tell)
+		return fmt.Errorf("pruner: tell %q (want nothing, last or forecast)", c.Tell)
 	}
 	bad := func(name string, v int, min int) error {
 		if v < min {
@@ -151,6 +167,18 @@ func (c *Config) Normalize() error {
 			c.StartupTrials = 5
 		}
 		return bad("startup_trials", c.StartupTrials, 0)
+	case Extrapolation:
+		if c.StartupTrials == 0 {
+			c.StartupTrials = 5
+		}
+		if c.WarmupSteps == 0 {
+			c.WarmupSteps = 3
+		}
+		if c.Rank == 0 {
+			c.Rank = 1
+		}
+		return errors.Join(bad("startup_trials", c.StartupTrials, 0), bad("warmup_steps", c.WarmupSteps, 0),
+			bad("rank", c.Rank, 1))
 	case Median:
 		if c.StartupTrials == 0 {
 			c.StartupTrials = 5
@@ -177,7 +205,7 @@ func (c *Config) Normalize() error {
 		}
 		return err
 	}
-	return fmt.Errorf("unknown pruner %q (want none, median, asha, hyperband or bound)", c.Kind)
+	return fmt.Errorf("unknown pruner %q (want none, median, asha, hyperband, bound or curve)", c.Kind)
 }
 
 // New returns the pruner c chooses (nil for none); c must be normalized.
@@ -191,6 +219,8 @@ func (c Config) New() Pruner {
 		return HyperbandPruner{MinResource: c.MinResource, MaxResource: c.MaxResource, ReductionFactor: c.ReductionFactor}
 	case Bound:
 		return CurveBound{StartupTrials: c.StartupTrials}
+	case Extrapolation:
+		return CurveExtrapolation{StartupTrials: c.StartupTrials, WarmupSteps: c.WarmupSteps, Rank: c.Rank}
 	}
 	return nil
 }
@@ -207,6 +237,8 @@ func (c Config) String() string {
 		s = fmt.Sprintf("hyperband:min=%d,max=%d,eta=%d", c.MinResource, c.MaxResource, c.ReductionFactor)
 	case Bound:
 		s = fmt.Sprintf("bound:startup=%d", c.StartupTrials)
+	case Extrapolation:
+		s = fmt.Sprintf("curve:startup=%d,warmup=%d,rank=%d", c.StartupTrials, c.WarmupSteps, c.Rank)
 	}
 	if c.Tell != "" && s != None {
 		s += ",tell=" + c.Tell
@@ -217,7 +249,7 @@ func (c Config) String() string {
 // ParseFlag reads a pruner from a command-line value: a kind, optionally
 // followed by ":" and comma-separated settings, e.g. "median",
 // "median:startup=5,warmup=10,interval=2", "asha:min=1,eta=3,rate=0",
-// "hyperband:min=1,max=81,eta=3". The result is normalized.
+// "hyperband:min=1,max=81,eta=3", "curve:startup=5,warmup=3,rank=1". The result is normalized.
 func ParseFlag(s string) (Config, error) {
 	kind, rest, _ := strings.Cut(s, ":")
 	c := Config{Kind: kind}
@@ -248,8 +280,10 @@ func ParseFlag(s string) (Config, error) {
 				dst = &c.ReductionFactor
 			case "rate", "min_early_stopping_rate":
 				dst = &c.MinEarlyStoppingRate
+			case "rank":
+				dst = &c.Rank
 			default:
-				return Config{}, fmt.Errorf("pruner %q: unknown setting %q (want startup, warmup, interval, min, max, eta, rate or tell)", s, k)
+				return Config{}, fmt.Errorf("pruner %q: unknown setting %q (want startup, warmup, interval, min, max, eta, rate, rank or tell)", s, k)
 			}
 			if n < 0 {
 				return Config{}, fmt.Errorf("pruner %q: %s must not be negative", s, k)

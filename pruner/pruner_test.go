@@ -65,6 +65,8 @@ func TestParseFlag(t *testing.T) {
 		{"asha", "asha:min=1,eta=4,rate=0,tell=last", ""},
 		{"hyperband", "hyperband:min=1,max=0,eta=3,tell=last", ""},
 		{"bound:startup=3", "bound:startup=3,tell=last", ""},
+		{"curve", "curve:startup=5,warmup=3,rank=1,tell=last", ""},
+		{"curve:rank=3,tell=forecast", "curve:startup=5,warmup=3,rank=3,tell=forecast", ""},
 		{"hyperband:min=3,max=2", "", "below min_resource"},
 		{"asha:eta=1", "", "reduction_factor = 1"},
 		{"median:interval=-1", "", "must not be negative"},

@@ -66,6 +66,10 @@ type engine struct {
 	waiting map[int]int   // trial -> arm of enqueued trials not asked yet
 	failed  []int         // arms of failed evaluations
 
+	// forecast returns the value told for a pruned trial with
+	// tell=forecast (Study.prunedForecast); nil leaves the last value.
+	forecast func(trial int) (float64, bool)
+
 	// policySeconds is the time spent in the policy (asks, tells, fits).
 	policySeconds float64
 	// fits records the length-scale fits.
@@ -458,7 +462,15 @@ func (e *engine) apply(r storage.Record) error {
 		}
 		return err
 	case storage.KindFail, storage.KindPrune:
-		if r.Kind == storage.KindPrune && e.cfg.Pruner.Tell == pruner.TellLast && r.Y != nil && math.Abs(*r.Y) <= MaxAbsValue {
+		if r.Kind == storage.KindPrune && e.cfg.Pruner.Tell == pruner.TellForecast && r.Y != nil && e.forecast != nil {
+			// The GP is told the trial's curve extrapolated to the
+			// final step (docs/pruning.md).
+			if v, ok := e.forecast(r.Trial); ok && math.Abs(v) <= MaxAbsValue {
+				delete(e.pending, r.Trial)
+				return e.tell(r.Trial, arm, v)
+			}
+		}
+		if r.Kind == storage.KindPrune && (e.cfg.Pruner.Tell == pruner.TellLast || e.cfg.Pruner.Tell == pruner.TellForecast) && r.Y != nil && math.Abs(*r.Y) <= MaxAbsValue {
 			// The GP is told the last reported value: an upper bound
 			// of the final value of a curve that goes down (a
 			// pessimistic, censored observation; docs/pruning.md).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/bkb-go/bkb/pruner"
@@ -230,4 +231,41 @@ func (s *Study) prune(ctx context.Context, trial int, seconds float64, owned boo
 		delete(s.started, trial)
 	}
 	return note, err
+}
+
+// prunedForecast is what the model is told about a pruned trial with
+// tell=forecast: its curve extrapolated to the last step of the trials
+// complete before it was pruned (pruner.Forecast), kept between the best
+// final value of those trials and the largest value it reported. It reads
+// the records before the trial's prune record only (or all of them while
+// that record is being committed), so a replay tells the same value.
+func (s *Study) prunedForecast(trial int) (float64, bool) {
+	n := len(s.records)
+	for i, r := range s.records {
+		if r.Kind == storage.KindPrune && r.Trial == trial {
+			n = i
+			break
+		}
+	}
+	view, cur := s.curves(n, trial)
+	final, best := -1, math.Inf(1)
+	for _, t := range view.Trials {
+		if t.Complete && len(t.Steps) > 0 {
+			ls := t.LastStep()
+			v, _ := t.ValueAt(ls)
+			final, best = max(final, ls), math.Min(best, v)
+		}
+	}
+	if final < 0 || len(cur.Values) == 0 {
+		return 0, false
+	}
+	v, ok := pruner.Forecast(cur, final)
+	if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, false
+	}
+	v = math.Min(math.Max(v, best), slices.Max(cur.Values))
+	if s.cfg.Direction == Maximize {
+		v = -v
+	}
+	return v, true
 }

@@ -8,12 +8,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/bkb-go/bkb/pruner"
 	"github.com/bkb-go/bkb/storage"
 	"github.com/bkb-go/bkb/storage/postgres"
 )
@@ -45,13 +47,22 @@ func curveObjective(steps int) Objective {
 // for it.
 func TestPrunedTrialSurvivesResume(t *testing.T) {
 	t.Parallel()
+	for _, spec := range []string{"median:startup=2", "curve:startup=2,tell=forecast"} {
+		t.Run(spec, func(t *testing.T) {
+			t.Parallel()
+			prunedSurvivesResume(t, spec)
+		})
+	}
+}
+
+func prunedSurvivesResume(t *testing.T, spec string) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	js, err := storage.OpenJournalStore(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := pruneConfig(t, "median:startup=2", Minimize)
+	cfg := pruneConfig(t, spec, Minimize)
 	cfg.Budget = 12
 	s, err := Create(ctx, js, "", cfg)
 	if err != nil {
@@ -70,6 +81,7 @@ func TestPrunedTrialSurvivesResume(t *testing.T) {
 	if pruned < 0 {
 		t.Fatalf("no trial pruned in %d trials", len(before))
 	}
+	told, toldOK := s.prunedForecast(pruned)
 	js.Close()
 
 	js2, err := storage.OpenJournalStore(path)
@@ -89,6 +101,30 @@ func TestPrunedTrialSurvivesResume(t *testing.T) {
 		b, a := before[i], after[i]
 		if a.State != b.State || fmt.Sprint(a.Intermediate) != fmt.Sprint(b.Intermediate) {
 			t.Errorf("trial %d: %s %v after resume, %s %v before", i, a.State, a.Intermediate, b.State, b.Intermediate)
+		}
+	}
+	if v, ok := r.prunedForecast(pruned); ok != toldOK || v != told {
+		t.Errorf("trial %d: forecast told %v, %v after resume, %v, %v before", pruned, v, ok, told, toldOK)
+	}
+	if cfg.Pruner.Tell == pruner.TellForecast {
+		// The forecast of the curve's exponential decay, closed form: the
+		// objective's curve is f + c exp(-s/tau), told at step 9 (clamped
+		// to the best final value so far).
+		x, y := before[pruned].X[0], before[pruned].X[1]
+		f := (x-0.3)*(x-0.3) + (y-0.6)*(y-0.6)
+		want := f + (1+x)*math.Exp(-9/(2+6*y))
+		best := math.Inf(1)
+		for _, tr := range before[:pruned] {
+			if tr.State == Complete {
+				best = math.Min(best, tr.Value)
+			}
+		}
+		want = math.Max(want, best)
+		if !toldOK || math.Abs(told-want) > 1e-6 {
+			t.Errorf("trial %d: forecast told %v, %v; closed form %v", pruned, told, toldOK, want)
+		}
+		if last := before[pruned].Intermediate[len(before[pruned].Intermediate)-1].Value; told >= last {
+			t.Errorf("trial %d: forecast %v is not below the last value %v of a falling curve", pruned, told, last)
 		}
 	}
 	if !r.ShouldPrune(pruned) {
@@ -135,12 +171,18 @@ func checkOneOutcome(t *testing.T, recs []storage.Record) map[string]int {
 // trial has one outcome and that a fresh reader of the records reaches
 // each worker's decisions.
 func runASHAWorkers(t *testing.T, open func() storage.Storage) {
+	runPruneWorkers(t, open, "asha:min=1,eta=3")
+}
+
+// runPruneWorkers is runASHAWorkers with the pruner spec.
+func runPruneWorkers(t *testing.T, open func() storage.Storage, spec string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cfg := pruneConfig(t, "asha:min=1,eta=3", Minimize)
+	cfg := pruneConfig(t, spec, Minimize)
 	cfg.Budget = 40
+	name, _, _ := strings.Cut(spec, ":")
 	first := open()
-	if _, err := Create(ctx, first, "asha", cfg); err != nil {
+	if _, err := Create(ctx, first, name, cfg); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -149,7 +191,7 @@ func runASHAWorkers(t *testing.T, open func() storage.Storage) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s, err := Load(ctx, open(), "asha")
+			s, err := Load(ctx, open(), name)
 			if err != nil {
 				errs[w] = err
 				return
@@ -163,7 +205,7 @@ func runASHAWorkers(t *testing.T, open func() storage.Storage) {
 			t.Fatalf("worker %d: %v", w, err)
 		}
 	}
-	recs, err := first.Records(ctx, "asha", 0)
+	recs, err := first.Records(ctx, name, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +214,7 @@ func runASHAWorkers(t *testing.T, open func() storage.Storage) {
 		t.Errorf("outcomes %v, want 40 trials, some pruned and some complete", n)
 	}
 	// A new reader recomputes every worker's decision from the records.
-	s, err := Load(ctx, first, "asha")
+	s, err := Load(ctx, first, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +244,23 @@ func TestASHAWorkersJournal(t *testing.T) {
 	})
 }
 
-// TestASHAWorkersPostgres: 4 workers with ASHA on one PostgreSQL study,
+// TestCurveWorkersJournal: 4 workers with the curve extrapolation pruner
+// on one journal file.
+func TestCurveWorkersJournal(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "curve.jsonl")
+	runPruneWorkers(t, func() storage.Storage {
+		js, err := storage.OpenJournalStore(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { js.Close() })
+		return js
+	}, "curve:startup=3,tell=forecast")
+}
+
+// TestASHAWorkersPostgres: 4 workers with ASHA, then with the curve
+// extrapolation pruner, on one PostgreSQL study each,
 // in a schema of its own.
 func TestASHAWorkersPostgres(t *testing.T) {
 	base := os.Getenv("BKB_POSTGRES_URL")
@@ -233,12 +291,14 @@ func TestASHAWorkersPostgres(t *testing.T) {
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	runASHAWorkers(t, func() storage.Storage {
+	open := func() storage.Storage {
 		st, err := postgres.Open(ctx, u.String(), postgres.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
 		return st
-	})
+	}
+	runASHAWorkers(t, open)
+	runPruneWorkers(t, open, "curve:startup=3,tell=forecast")
 }

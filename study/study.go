@@ -185,6 +185,7 @@ func Create(ctx context.Context, st storage.Storage, name string, cfg Config, op
 	if s.header, err = st.CreateStudy(ctx, name, raw); err != nil {
 		return nil, err
 	}
+	eng.forecast = s.prunedForecast
 	s.eng = eng
 	return s, nil
 }
@@ -342,6 +343,7 @@ func (s *Study) ensureEngine(ctx context.Context) error {
 			return err
 		}
 	}
+	eng.forecast = s.prunedForecast
 	start, shown := time.Now(), time.Time{}
 	total := len(s.records) - from
 	for i, r := range s.records[from:] {

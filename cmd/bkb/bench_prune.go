@@ -31,7 +31,7 @@ func (p *pruneFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&p.on, "pruning", false, "run the learning-curve benchmark instead: steps spent and best final value with no pruner, median, ASHA and Hyperband, for a fixed number of trials and for a fixed step budget (docs/pruning.md); --seeds (default 10), --markdown")
 	fs.StringSliceVar(&p.tasks, "pruning-tasks", []string{"hartmann3", "elevators"}, "--pruning: tasks: hartmann3 (synthetic curves converging to Hartmann 3) and elevators (SGD epochs on the elevators data)")
 	fs.IntVar(&p.trials, "pruning-trials", 40, "--pruning: trials per run; the step budget is this many full trials")
-	fs.StringSliceVar(&p.methods, "pruning-methods", []string{"none", "median", "asha", "hyperband", "bound"}, "--pruning: pruners (none, median, asha, hyperband, bound; median-nothing, asha-nothing, hyperband-nothing, bound-nothing tell the model nothing about pruned trials)")
+	fs.StringSliceVar(&p.methods, "pruning-methods", []string{"none", "median", "asha", "hyperband", "bound"}, "--pruning: pruners (none, median, asha, hyperband, bound, curve; median-nothing, asha-nothing, hyperband-nothing, bound-nothing, curve-nothing tell the model nothing about pruned trials)")
 	fs.StringVar(&p.optuna, "pruning-optuna", "", "--pruning: path of bench/peerprune/optuna_prune.py: run Optuna 3.1 (TPE) on the same curves with /usr/bin/python3, side by side")
 	fs.StringSliceVar(&p.oMeth, "pruning-optuna-methods", []string{"none", "median", "hyperband"}, "--pruning: Optuna's pruners (none, median, asha, hyperband)")
 }
@@ -52,7 +52,7 @@ func runPruneBench(ctx context.Context, p pruneFlags, seeds int, mdPath string, 
 	}
 	for _, m := range p.methods {
 		if _, ok := bench.PruneMethods[m]; !ok {
-			return usagef("unknown pruner %q in the methods (want none, median, asha, hyperband or bound, or one of them with -nothing)", m)
+			return usagef("unknown pruner %q in the methods (want none, median, asha, hyperband, bound or curve, or one of them with -nothing)", m)
 		}
 	}
 	methods := bench.SortedPruneMethods(p.methods)
