@@ -265,12 +265,20 @@ func warpedRewards(mode string, r []float64) (Warp, []float64) {
 // or log).
 func (c *Config) warps() bool { return c.Warp == WarpAuto || c.Warp == WarpLog }
 
+// singleObjectiveRules reports whether the study's version keeps the rules
+// made for one objective, the output warp and the local Newton steps
+// (version 6), out of a study with constraints or several objectives:
+// from version 7 on. Version 6 applied both to the scalar it tracks for
+// the trust region (the first objective, or the feasible-region value),
+// not to what the policy asks by; version 6 studies replay as written.
+func (c *Config) singleObjectiveRules() bool { return c.Version >= 7 && c.tradeoffs() }
+
 // normalizeWarp fills in and checks Warp: auto from version 6 on, none
 // before; raw values are never warped.
 func (c *Config) normalizeWarp() error {
 	if c.Warp == "" {
 		c.Warp = WarpNone
-		if c.Version >= 6 && !c.RawValues {
+		if c.Version >= 6 && !c.RawValues && !c.singleObjectiveRules() {
 			c.Warp = WarpAuto
 		}
 	}
@@ -278,6 +286,9 @@ func (c *Config) normalizeWarp() error {
 	switch c.Warp {
 	case WarpNone:
 	case WarpAuto, WarpLog:
+		if c.singleObjectiveRules() {
+			return fmt.Errorf("study: warp %s transforms one objective's values; a study with constraints or several objectives (configuration version 7 on) models each target on its own scale: use warp none", c.Warp)
+		}
 		if c.RawValues {
 			return fmt.Errorf("study: warp %s transforms the values the GP is told, which raw values (no standardization) leave as they are: use warp none", c.Warp)
 		}
