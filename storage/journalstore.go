@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -204,7 +203,6 @@ func (s *JournalStore) catchUp(locked bool) error {
 	if _, err := s.f.ReadAt(buf, s.off); err != nil {
 		return fmt.Errorf("storage: %s: read: %w", s.path, err)
 	}
-	pre := parseCompleteLines(buf, s.lines == 0)
 	for len(buf) > 0 {
 		i := bytes.IndexByte(buf, '\n')
 		complete := i >= 0
@@ -249,14 +247,7 @@ func (s *JournalStore) catchUp(locked bool) error {
 			}
 			s.header = h
 		} else if len(body) > 0 {
-			var rec Record
-			var err error
-			if complete && len(pre) > 0 {
-				rec, err = pre[0].rec, pre[0].err
-				pre = pre[1:]
-			} else {
-				rec, err = parseRecord(body)
-			}
+			rec, err := parseRecord(body)
 			if err != nil {
 				return lerr(fmt.Errorf("invalid record: %w", err))
 			}
@@ -424,60 +415,4 @@ func (s *JournalStore) Close() error {
 		return fmt.Errorf("storage: close %s: %w", s.path, err)
 	}
 	return nil
-}
-
-// parsedLine is a record line's parse.
-type parsedLine struct {
-	rec Record
-	err error
-}
-
-// parallelParseLines is the least number of record lines that
-// parseCompleteLines shares among the processors.
-var parallelParseLines = 2048
-
-// parseCompleteLines parses the complete, non-empty record lines of buf
-// (lines ending in '\n'; the first is skipped when header is set), in
-// order, on up to GOMAXPROCS goroutines: JSON decoding is most of the
-// time a command takes to open a journal of thousands of trials (0.17 s
-// of CPU for 20,000 lines), and the lines are independent. The results
-// are used in line order, so errors and the records are those of a
-// sequential parse.
-func parseCompleteLines(buf []byte, header bool) []parsedLine {
-	var bodies [][]byte
-	for len(buf) > 0 {
-		i := bytes.IndexByte(buf, '\n')
-		if i < 0 {
-			break
-		}
-		body := bytes.TrimSpace(buf[:i+1])
-		buf = buf[i+1:]
-		if header {
-			header = false
-			continue
-		}
-		if len(body) > 0 {
-			bodies = append(bodies, body)
-		}
-	}
-	out := make([]parsedLine, len(bodies))
-	procs := runtime.GOMAXPROCS(0)
-	if procs < 2 || len(bodies) < parallelParseLines {
-		for i, b := range bodies {
-			out[i].rec, out[i].err = parseRecord(b)
-		}
-		return out
-	}
-	var wg sync.WaitGroup
-	chunk := (len(bodies) + procs - 1) / procs
-	for lo := 0; lo < len(bodies); lo += chunk {
-		hi := min(lo+chunk, len(bodies))
-		wg.Go(func() {
-			for i := lo; i < hi; i++ {
-				out[i].rec, out[i].err = parseRecord(bodies[i])
-			}
-		})
-	}
-	wg.Wait()
-	return out
 }

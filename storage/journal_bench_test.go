@@ -1,0 +1,49 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+)
+
+// BenchmarkJournalStoreOpen opens a journal of 10,000 trials (20,001
+// lines, 6 coordinates a point, as a long study writes them) and reads
+// its records: what every `bkb status`, `ask` and `tell` pays first.
+func BenchmarkJournalStoreOpen(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "long.jsonl")
+	ctx := context.Background()
+	s, err := OpenJournalStore(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.CreateStudy(ctx, "a", nil); err != nil {
+		b.Fatal(err)
+	}
+	var recs []Record
+	for i := 0; i < 10000; i++ {
+		x := make([]float64, 6)
+		for j := range x {
+			x[j] = float64((i*7919+j*104729)%100003) / 100003
+		}
+		y := -float64(i%977) / 293
+		params := []byte(fmt.Sprintf(`{"x1":%v,"x2":%v,"x3":%v,"x4":%v,"x5":%v,"x6":%v}`, x[0], x[1], x[2], x[3], x[4], x[5]))
+		recs = append(recs, Record{Kind: KindAsk, Trial: i, Arm: i, X: x, Params: params, Worker: "vm:11016:5c666ef7"},
+			Record{Kind: KindTell, Trial: i, Arm: i, X: x, Y: &y, Seconds: 1e-6})
+	}
+	if _, err := s.Update(ctx, "a", 0, func(View) ([]Record, error) { return recs, nil }); err != nil {
+		b.Fatal(err)
+	}
+	s.Close()
+	b.ResetTimer()
+	for b.Loop() {
+		s, err := OpenJournalStore(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r, err := s.Records(ctx, "a", 0); err != nil || len(r) != 20000 {
+			b.Fatal(len(r), err)
+		}
+		s.Close()
+	}
+}
