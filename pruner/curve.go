@@ -32,18 +32,20 @@ const (
 // linearFit returns the least-squares A and B of y ≈ A + B exp(-s/tau) and
 // the residual sum of squares (the closed form of a line fit in
 // z = exp(-s/tau)); n = len(steps) >= 2.
-func linearFit(steps []int, values []float64, tau float64) (a, b, rss float64) {
+// z is scratch of len(steps), which holds exp(-s/tau) after the call.
+func linearFit(steps []int, values []float64, tau float64, z []float64) (a, b, rss float64) {
 	n := float64(len(steps))
 	var mz, my float64
 	for i, s := range steps {
-		mz += math.Exp(-float64(s) / tau)
+		z[i] = math.Exp(-float64(s) / tau)
+		mz += z[i]
 		my += values[i]
 	}
 	mz /= n
 	my /= n
 	var szz, szy float64
-	for i, s := range steps {
-		dz := math.Exp(-float64(s)/tau) - mz
+	for i := range steps {
+		dz := z[i] - mz
 		szz += dz * dz
 		szy += dz * (values[i] - my)
 	}
@@ -51,8 +53,8 @@ func linearFit(steps []int, values []float64, tau float64) (a, b, rss float64) {
 		b = szy / szz
 	}
 	a = my - b*mz
-	for i, s := range steps {
-		r := values[i] - a - b*math.Exp(-float64(s)/tau)
+	for i := range steps {
+		r := values[i] - a - b*z[i]
 		rss += r * r
 	}
 	return a, b, rss
@@ -73,8 +75,9 @@ func FitExpDecay(steps []int, values []float64) (ExpDecay, bool) {
 		return ExpDecay{}, false
 	}
 	lo, hi := math.Log(tauMin), math.Log(tauMax)
+	z := make([]float64, len(steps))
 	cost := func(logTau float64) float64 {
-		_, _, rss := linearFit(steps, values, math.Exp(logTau))
+		_, _, rss := linearFit(steps, values, math.Exp(logTau), z)
 		return rss
 	}
 	best, bestCost := 0, math.Inf(1)
@@ -108,7 +111,7 @@ func FitExpDecay(steps []int, values []float64) (ExpDecay, bool) {
 		logTau = x2
 	}
 	tau := math.Exp(logTau)
-	a, b, rss := linearFit(steps, values, tau)
+	a, b, rss := linearFit(steps, values, tau, z)
 	return ExpDecay{A: a, B: b, Tau: tau, RSS: rss}, true
 }
 
@@ -190,16 +193,7 @@ func (p CurveExtrapolation) Prune(s Study, cur Curve) bool {
 	if step < p.WarmupSteps {
 		return false
 	}
-	var finals []float64
-	last := -1
-	for _, t := range s.Trials {
-		if t.Complete && len(t.Steps) > 0 {
-			ls := t.LastStep()
-			v, _ := t.ValueAt(ls)
-			finals = append(finals, v)
-			last = max(last, ls)
-		}
-	}
+	finals, last := s.Finals()
 	if len(finals) == 0 || len(finals) < p.StartupTrials || step >= last {
 		return false
 	}

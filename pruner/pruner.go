@@ -70,6 +70,22 @@ type Study struct {
 	Trials []Curve
 }
 
+// Finals returns the final values of the complete trials that reported
+// (each one's value at its last step), in trial order, and the largest of
+// their last steps (-1 when there are none).
+func (s Study) Finals() (finals []float64, lastStep int) {
+	lastStep = -1
+	for _, t := range s.Trials {
+		if t.Complete && len(t.Steps) > 0 {
+			ls := t.LastStep()
+			v, _ := t.ValueAt(ls)
+			finals = append(finals, v)
+			lastStep = max(lastStep, ls)
+		}
+	}
+	return finals, lastStep
+}
+
 // Pruner decides whether a trial stops.
 type Pruner interface {
 	// Prune reports whether the trial whose curve is cur should stop

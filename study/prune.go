@@ -248,17 +248,11 @@ func (s *Study) prunedForecast(trial int) (float64, bool) {
 		}
 	}
 	view, cur := s.curves(n, trial)
-	final, best := -1, math.Inf(1)
-	for _, t := range view.Trials {
-		if t.Complete && len(t.Steps) > 0 {
-			ls := t.LastStep()
-			v, _ := t.ValueAt(ls)
-			final, best = max(final, ls), math.Min(best, v)
-		}
-	}
+	finals, final := view.Finals()
 	if final < 0 || len(cur.Values) == 0 {
 		return 0, false
 	}
+	best := slices.Min(finals)
 	v, ok := pruner.Forecast(cur, final)
 	if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, false
