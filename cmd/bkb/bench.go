@@ -89,6 +89,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	regretAgainst := fs.StringSlice("regret-against", nil, "--regret-suite: the optimizers the summary compares --regret-ours with (default: the peers, optuna-...)")
 	regretOurs := fs.String("regret-ours", "bkb", "--regret-suite: the optimizer the summary compares with the peers")
 	regretNoise := fs.Float64Slice("regret-noise", []float64{0}, "--regret: noise standard deviations as fractions of the function's range over its box")
+	firstSeed := fs.Int("first-seed", 1, "--regret: the first seed; runs use seeds first-seed..first-seed+seeds-1 (fresh seeds to check a difference found on others)")
 	long := fs.Bool("long", false, "run the long-study benchmark instead: the policy's CPU time per trial over the last tenth of runs of growing budgets, with simple regret and dictionary size (docs/scaling.md); use --jobs 1 or GOMAXPROCS=1 for the figures of the docs")
 	longProblems := fs.StringSlice("long-problems", []string{"hartmann6", "ackley:10"}, "--long: problems as name[:dim]")
 	longBudgets := fs.IntSlice("long-budgets", []int{500, 2000, 5000, 10000}, "--long: budgets T, one run per problem, budget and seed")
@@ -121,7 +122,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				specs = append(specs, fmt.Sprintf("%s:%d", p, t))
 			}
 		}
-		return runRegret(ctx, specs, []string{*longOpt}, []float64{0}, *seeds, j, regretOutputs{markdown: *mdPath}, true, stdout, stderr)
+		return runRegret(ctx, specs, []string{*longOpt}, []float64{0}, 1, *seeds, j, regretOutputs{markdown: *mdPath}, true, stdout, stderr)
 	}
 	if *regret {
 		j := *jobs
@@ -141,7 +142,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 		}
 		out := regretOutputs{markdown: *mdPath, csv: *csvPath, plot: *plotPath, peers: *regretPeers, ours: *regretOurs, against: *regretAgainst, suite: *regretSuite != "" || *regretPeers != "", from: *regretFrom}
-		return runRegret(ctx, problems, *regretOpt, *regretNoise, *seeds, j, out, false, stdout, stderr)
+		if *firstSeed < 1 {
+			return usagef("--first-seed must be at least 1, got %d", *firstSeed)
+		}
+		return runRegret(ctx, problems, *regretOpt, *regretNoise, *firstSeed, *seeds, j, out, false, stdout, stderr)
 	}
 	if *scale {
 		ls := *ls
@@ -544,7 +548,7 @@ type regretOutputs struct {
 	from                []string // CSV files of earlier runs to read instead of running
 }
 
-func runRegret(ctx context.Context, problems, optimizers []string, noise []float64, seeds, jobs int, out regretOutputs, long bool, stdout, stderr io.Writer) error {
+func runRegret(ctx context.Context, problems, optimizers []string, noise []float64, firstSeed, seeds, jobs int, out regretOutputs, long bool, stdout, stderr io.Writer) error {
 	type job struct {
 		p    bench.RegretProblem
 		v    bench.RegretVariant
@@ -593,7 +597,7 @@ func runRegret(ctx context.Context, problems, optimizers []string, noise []float
 				if err != nil {
 					return usageError{trimPkg(err)}
 				}
-				for s := 1; s <= seeds; s++ {
+				for s := firstSeed; s < firstSeed+seeds; s++ {
 					jobsList = append(jobsList, &job{p: bench.RegretProblem{F: f, NoiseFrac: nf}, v: v, seed: uint64(s), ck: ck, rng: rng})
 				}
 			}

@@ -214,6 +214,17 @@ func TestBenchRegretOutputs(t *testing.T) {
 	if err != nil || strings.Count(string(b), "\n") != 3 || !strings.HasPrefix(string(b), "problem,budget,optimizer,seed,T,") {
 		t.Errorf("regret CSV: %v\n%s", err, b)
 	}
+	// --first-seed: seeds 7 and 8 (fresh seeds to check a difference).
+	csv2 := filepath.Join(dir, "r2.csv")
+	r = runBKB(t, nil, "bench", "--regret", "--seeds", "2", "--first-seed", "7", "--regret-problems", "branin:8",
+		"--regret-optimizers", "random", "--csv", csv2)
+	b2, err := os.ReadFile(csv2)
+	if r.code != 0 || err != nil || !strings.Contains(string(b2), ",random,7,8,") || !strings.Contains(string(b2), ",random,8,8,") || strings.Contains(string(b2), ",random,1,8,") {
+		t.Errorf("--first-seed 7: exit %d, %v:\n%s%s", r.code, err, b2, r.stderr)
+	}
+	if r := runBKB(t, nil, "bench", "--regret", "--first-seed", "0"); r.code != 2 || !strings.Contains(r.stderr, "--first-seed must be at least 1") {
+		t.Errorf("--first-seed 0: exit %d, %s", r.code, r.stderr)
+	}
 	svg, err := os.ReadFile(plotPath)
 	if err != nil || !strings.Contains(string(svg), "@font-face") || !strings.Contains(string(svg), "Liberation Sans") {
 		t.Errorf("regret SVG: %v; want an embedded Liberation Sans font", err)
