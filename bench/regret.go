@@ -38,6 +38,8 @@ type RegretVariant struct {
 //     quadratic steps; docs/robust.md);
 //   - "bkb-v7": version 7 (opt-in: version 6 with version 4's dictionary
 //     rule and no warp while the fitted noise is heavy; docs/robust.md);
+//   - "bkb-v8": version 8 (opt-in: version 7 with the warp's test made on
+//     the first evaluations; docs/robust.md);
 //   - "bkb-matern": "bkb" with the Matern 5/2 ARD kernel instead of RBF;
 //   - "gp-ucb": the current defaults with GP-UCB (exact posterior);
 //   - "ada-bkb": Ada-BKB (bandit.AdaBKB) on the encoded box;
@@ -51,6 +53,7 @@ var RegretVariants = map[string]RegretVariant{
 	"bkb-v5":       {"bkb-v5", func(c *study.Config) { c.Version = 5 }},
 	"bkb-v6":       {"bkb-v6", func(c *study.Config) { c.Version = 6 }},
 	"bkb-v7":       {"bkb-v7", func(c *study.Config) { c.Version = 7 }},
+	"bkb-v8":       {"bkb-v8", func(c *study.Config) { c.Version = 8 }},
 	"bkb-matern":   {"bkb-matern", func(c *study.Config) { c.Kernel.Name = "matern52" }},
 	"gp-ucb":       {"gp-ucb", func(c *study.Config) { c.Policy = "gp-ucb" }},
 	"ada-bkb":      {"ada-bkb", func(c *study.Config) { c.Policy = "ada-bkb" }},

@@ -62,9 +62,11 @@ const (
 	// to heavy noise (noiseRobust): while the fitted noise is heavy, BKB's
 	// dictionary follows version 4's rule up to noisyDictionaryMax
 	// observations and the values are not warped (noise.go,
-	// docs/robust.md). Versions 5 to 7 are opt-in until the regret
-	// benchmark of docs/optimizer.md has been rerun on them.
-	LatestVersion = 7
+	// docs/robust.md). Version 8 is version 7 with the warp's test made
+	// on the space-filling start of the study (warpDecisionPoints,
+	// warp.go). Versions 5 to 8 are opt-in until the regret benchmark of
+	// docs/optimizer.md has been rerun on them.
+	LatestVersion = 8
 	// DefaultFitEvery is the warm refit period of version 2 (see Fit).
 	DefaultFitEvery = 10
 	// DefaultArmCountV2 is the default number of sobol, lhs and random
@@ -492,6 +494,16 @@ func (c *Config) legacyCore() bool { return c.Version <= 4 }
 // heavily noisy values (noise.go): version 4's dictionary rule and no
 // warp while the fitted noise is heavy.
 func (c *Config) noiseRobust() bool { return c.Version >= 7 }
+
+// warpTestPoints returns how many of the first completed evaluations the
+// warp's test of Warp auto reads: all of them before version 8,
+// warpDecisionPoints from version 8 on (warp.go).
+func (c *Config) warpTestPoints() int {
+	if c.Version < 8 {
+		return 0
+	}
+	return warpDecisionPoints(c.Init)
+}
 
 func (c *Config) grows() bool { return c.Version >= 2 && c.Candidates == CandidatesGrow }
 

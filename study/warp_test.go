@@ -55,7 +55,7 @@ func lognormalCosts(n int, s float64, seed uint64) []float64 {
 func TestWarpProfileMatchesLikelihood(t *testing.T) {
 	t.Parallel()
 	costs := lognormalCosts(60, 2, 1)
-	w := fitWarp(WarpAuto, costs)
+	w := fitWarp(WarpAuto, costs, 0)
 	if !w.active() {
 		t.Fatalf("no warp fitted to log-normal costs: %+v", w)
 	}
@@ -89,7 +89,7 @@ func TestWarpFitMaximizesLikelihood(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			w := fitWarp(WarpAuto, tc.costs)
+			w := fitWarp(WarpAuto, tc.costs, 0)
 			if !w.active() {
 				t.Fatalf("not warped: %+v", w)
 			}
@@ -137,22 +137,22 @@ func TestWarpAutoLeavesGaussianValues(t *testing.T) {
 	for i := range costs {
 		costs[i] = 5 + rng.NormFloat64()
 	}
-	if w := fitWarp(WarpAuto, costs); w.active() {
+	if w := fitWarp(WarpAuto, costs, 0); w.active() {
 		t.Errorf("Gaussian values warped: %v", w)
 	}
 	// log is forced whatever the likelihood says.
-	if w := fitWarp(WarpLog, costs); !w.active() || w.Lambda != 0 {
+	if w := fitWarp(WarpLog, costs, 0); !w.active() || w.Lambda != 0 {
 		t.Errorf("warp log: %+v", w)
 	}
 	// Too few distinct values: no warp.
-	if w := fitWarp(WarpLog, []float64{1, 1, 2, 2, 3, 3, 1e6}); w.active() {
+	if w := fitWarp(WarpLog, []float64{1, 1, 2, 2, 3, 3, 1e6}, 0); w.active() {
 		t.Errorf("warp of 4 distinct values: %+v", w)
 	}
 }
 
 func TestWarpApplyIsIncreasing(t *testing.T) {
 	t.Parallel()
-	w := fitWarp(WarpAuto, designCosts(t, "goldsteinprice", 30))
+	w := fitWarp(WarpAuto, designCosts(t, "goldsteinprice", 30), 0)
 	if !w.active() {
 		t.Fatal("not warped")
 	}
@@ -267,6 +267,52 @@ func TestWarpDirection(t *testing.T) {
 	for k := range pts[0] {
 		if !samePoint(pts[0][k], pts[1][k]) {
 			t.Fatalf("trial %d: minimize asks %v, maximize -f asks %v", k, pts[0][k], pts[1][k])
+		}
+	}
+}
+
+// TestWarpTestOnFirstEvaluations: from version 8 the test of Warp auto
+// reads the first evaluations only. Costs that are Gaussian over the
+// first 40 evaluations and then pile up near the least one (what a search
+// that has found a basin gives) are warped when the test reads all of
+// them (version 7) and not when it reads the first 40; costs of a
+// wide-range start are warped either way, with the power fitted on all.
+func TestWarpTestOnFirstEvaluations(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 7))
+	var narrow []float64
+	for range 40 {
+		narrow = append(narrow, 20+rng.NormFloat64())
+	}
+	for range 200 {
+		narrow = append(narrow, 3+rng.ExpFloat64()*0.5)
+	}
+	if w := fitWarp(WarpAuto, narrow, 0); !w.active() {
+		t.Fatalf("version 7's test on all costs: not warped (%v); the test below would not tell the rules apart", w)
+	}
+	w := fitWarp(WarpAuto, narrow, 40)
+	if w.active() || w.Observations != len(narrow) {
+		t.Errorf("test on the first 40 costs: %+v, want no warp over %d observations", w, len(narrow))
+	}
+	// A log-normal start (values over orders of magnitude): warped, and
+	// the power is the profile likelihood's maximizer over all costs.
+	wide := append(lognormalCosts(40, 2, 3), lognormalCosts(200, 0.5, 4)...)
+	all := fitWarp(WarpAuto, wide, 0)
+	if !all.active() {
+		t.Fatalf("log-normal costs not warped: %v", all)
+	}
+	w = fitWarp(WarpAuto, wide, 40)
+	if !w.active() || w.Lambda != all.Lambda || w.Delta != all.Delta || w.Observations != len(wide) {
+		t.Errorf("test on the first 40 costs: %+v, want the fit on all %+v", w, all)
+	}
+	// Fewer costs than the test reads: the test reads them all.
+	if a, b := fitWarp(WarpAuto, wide[:30], 40), fitWarp(WarpAuto, wide[:30], 0); a != b {
+		t.Errorf("30 costs, test on 40: %+v, want %+v", a, b)
+	}
+	for _, tc := range []struct{ version, init, want int }{{6, 10, 0}, {7, 10, 0}, {8, 10, 40}, {8, 5, 20}} {
+		c := Config{Version: tc.version, Init: tc.init}
+		if got := c.warpTestPoints(); got != tc.want {
+			t.Errorf("version %d, init %d: the test reads %d evaluations, want %d", tc.version, tc.init, got, tc.want)
 		}
 	}
 }
