@@ -27,8 +27,10 @@ type RegretVariant struct {
 
 // RegretVariants are the optimizers of the regret benchmark
 // (docs/optimizer.md), by name:
-//   - "bkb": the current defaults (version 4: growing candidates, ARD
-//     fits, BKB, exploration decaying with the budget, noise handling);
+//   - "bkb": the current defaults (version 8: growing candidates, ARD
+//     fits, BKB, exploration decaying with the budget, noise handling, the
+//     long-study engine, output warping and local steps);
+//   - "bkb-v4": version 4, the defaults before version 8;
 //   - "bkb-v3": version 3 defaults (BKB's fitted noise floored at 1e-3,
 //     no noise handling);
 //   - "bkb-v2": version 2 defaults (constant beta 2), the previous ones;
@@ -38,8 +40,8 @@ type RegretVariant struct {
 //     quadratic steps; docs/robust.md);
 //   - "bkb-v7": version 7 (opt-in: version 6 with version 4's dictionary
 //     rule and no warp while the fitted noise is heavy; docs/robust.md);
-//   - "bkb-v8": version 8 (opt-in: version 7 with the warp's test made on
-//     the first evaluations; docs/robust.md);
+//   - "bkb-v8": version 8, the same as "bkb" (version 7 with the warp's
+//     test made on the first evaluations; docs/robust.md);
 //   - "bkb-matern": "bkb" with the Matern 5/2 ARD kernel instead of RBF;
 //   - "gp-ucb": the current defaults with GP-UCB (exact posterior);
 //   - "ada-bkb": Ada-BKB (bandit.AdaBKB) on the encoded box;
@@ -50,6 +52,7 @@ var RegretVariants = map[string]RegretVariant{
 	"bkb":          {"bkb", func(c *study.Config) {}},
 	"bkb-v2":       {"bkb-v2", func(c *study.Config) { c.Version = 2 }},
 	"bkb-v3":       {"bkb-v3", func(c *study.Config) { c.Version = 3 }},
+	"bkb-v4":       {"bkb-v4", func(c *study.Config) { c.Version = 4 }},
 	"bkb-v5":       {"bkb-v5", func(c *study.Config) { c.Version = 5 }},
 	"bkb-v6":       {"bkb-v6", func(c *study.Config) { c.Version = 6 }},
 	"bkb-v7":       {"bkb-v7", func(c *study.Config) { c.Version = 7 }},

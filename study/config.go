@@ -46,8 +46,10 @@ const (
 	// (version 2 studies keep their stored constant beta and replay as
 	// before); version 4 floors BKB's fitted noise at 1e-5 instead of
 	// Lambda and explores differently where the box is covered and the
-	// values noisy (noise.go). Each version's studies replay as written.
-	CurrentVersion = 4
+	// values noisy (noise.go); version 8 (LatestVersion) is the default
+	// since its regret benchmark was rerun (docs/optimizer.md). Each
+	// version's studies replay as written.
+	CurrentVersion = 8
 	// LatestVersion is the newest version a study can ask for
 	// (Config.Version). Version 5, the long-study engine, redraws BKB's
 	// dictionary only when the variance gained since the last draw is large
@@ -64,8 +66,7 @@ const (
 	// observations and the values are not warped (noise.go,
 	// docs/robust.md). Version 8 is version 7 with the warp's test made
 	// on the space-filling start of the study (warpDecisionPoints,
-	// warp.go). Versions 5 to 8 are opt-in until the regret benchmark of
-	// docs/optimizer.md has been rerun on them.
+	// warp.go).
 	LatestVersion = 8
 	// DefaultFitEvery is the warm refit period of version 2 (see Fit).
 	DefaultFitEvery = 10
@@ -495,14 +496,14 @@ func (c *Config) legacyCore() bool { return c.Version <= 4 }
 // warp while the fitted noise is heavy.
 func (c *Config) noiseRobust() bool { return c.Version >= 7 }
 
-// warpTestPoints returns how many of the first completed evaluations the
-// warp's test of Warp auto reads: all of them before version 8,
-// warpDecisionPoints from version 8 on (warp.go).
-func (c *Config) warpTestPoints() int {
+// warpTest returns which evaluations the test of Warp auto reads: all of
+// them before version 8; from version 8 the initial design's skewness and
+// the first warpDecisionPoints (warp.go).
+func (c *Config) warpTest() warpTest {
 	if c.Version < 8 {
-		return 0
+		return warpTest{}
 	}
-	return warpDecisionPoints(c.Init)
+	return warpTest{design: c.Init, points: warpDecisionPoints(c.Init)}
 }
 
 func (c *Config) grows() bool { return c.Version >= 2 && c.Candidates == CandidatesGrow }

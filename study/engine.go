@@ -251,7 +251,7 @@ func (e *engine) standardize(k int) {
 		r[i] = e.reward(o.value)
 	}
 	if e.cfg.warps() {
-		e.warp, e.shift, e.scale = standardizeWarped(e.cfg.Warp, r, e.cfg.warpTestPoints())
+		e.warp, e.shift, e.scale = standardizeWarped(e.cfg.Warp, r, e.cfg.warpTest())
 		return
 	}
 	e.shift = stat.Mean(r, nil)

@@ -138,7 +138,8 @@ func TestStoredMultiObjectiveKeepsScalarizations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Space: sp, Budget: 20, Seed: 7, Directions: []Direction{Minimize, Maximize}}
+	// Version 4: the default of the code that recorded the points.
+	cfg := Config{Version: 4, Space: sp, Budget: 20, Seed: 7, Directions: []Direction{Minimize, Maximize}}
 	fresh, err := Create(ctx, storage.NewMemory(), "g", cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,10 @@ import (
 // unexplained over the global set (which scales version 3's exploration)
 // equals a brute-force computation (an exact GP built afresh on the
 // observations, predicting every global point), is small on a 2-d problem
-// after 40 evaluations and large on a 10-d one.
+// after 40 evaluations and large on a 10-d one. The values are not warped
+// (Warp none): a warp close to a logarithm makes Branin's fitted length
+// scales short and the share large (0.7 at version 8's defaults), which
+// is the warp's doing, not the coverage this test is about.
 func TestUnexplained(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -31,7 +34,7 @@ func TestUnexplained(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := Create(ctx, storage.NewMemory(), "u", Config{Space: sp, Policy: "gp-ucb", Budget: 60, Seed: 2})
+		s, err := Create(ctx, storage.NewMemory(), "u", Config{Space: sp, Policy: "gp-ucb", Budget: 60, Seed: 2, Warp: WarpNone})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/bkb-go/bkb/objectives"
 	"github.com/bkb-go/bkb/storage"
@@ -55,7 +58,7 @@ func lognormalCosts(n int, s float64, seed uint64) []float64 {
 func TestWarpProfileMatchesLikelihood(t *testing.T) {
 	t.Parallel()
 	costs := lognormalCosts(60, 2, 1)
-	w := fitWarp(WarpAuto, costs, 0)
+	w := fitWarp(WarpAuto, costs, warpTest{})
 	if !w.active() {
 		t.Fatalf("no warp fitted to log-normal costs: %+v", w)
 	}
@@ -89,7 +92,7 @@ func TestWarpFitMaximizesLikelihood(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			w := fitWarp(WarpAuto, tc.costs, 0)
+			w := fitWarp(WarpAuto, tc.costs, warpTest{})
 			if !w.active() {
 				t.Fatalf("not warped: %+v", w)
 			}
@@ -137,22 +140,22 @@ func TestWarpAutoLeavesGaussianValues(t *testing.T) {
 	for i := range costs {
 		costs[i] = 5 + rng.NormFloat64()
 	}
-	if w := fitWarp(WarpAuto, costs, 0); w.active() {
+	if w := fitWarp(WarpAuto, costs, warpTest{}); w.active() {
 		t.Errorf("Gaussian values warped: %v", w)
 	}
 	// log is forced whatever the likelihood says.
-	if w := fitWarp(WarpLog, costs, 0); !w.active() || w.Lambda != 0 {
+	if w := fitWarp(WarpLog, costs, warpTest{}); !w.active() || w.Lambda != 0 {
 		t.Errorf("warp log: %+v", w)
 	}
 	// Too few distinct values: no warp.
-	if w := fitWarp(WarpLog, []float64{1, 1, 2, 2, 3, 3, 1e6}, 0); w.active() {
+	if w := fitWarp(WarpLog, []float64{1, 1, 2, 2, 3, 3, 1e6}, warpTest{}); w.active() {
 		t.Errorf("warp of 4 distinct values: %+v", w)
 	}
 }
 
 func TestWarpApplyIsIncreasing(t *testing.T) {
 	t.Parallel()
-	w := fitWarp(WarpAuto, designCosts(t, "goldsteinprice", 30), 0)
+	w := fitWarp(WarpAuto, designCosts(t, "goldsteinprice", 30), warpTest{})
 	if !w.active() {
 		t.Fatal("not warped")
 	}
@@ -180,11 +183,12 @@ func TestWarpConfig(t *testing.T) {
 		want     string
 		errMatch string
 	}{
-		{Config{Space: sp}, WarpNone, ""},
+		{Config{Space: sp}, WarpAuto, ""},
 		{Config{Space: sp, Version: 4}, WarpNone, ""},
 		{Config{Space: sp, Version: 5}, WarpNone, ""},
 		{Config{Space: sp, Version: 6}, WarpAuto, ""},
 		{Config{Space: sp, Version: 6, RawValues: true}, WarpNone, ""},
+		{Config{Space: sp, Version: 8}, WarpAuto, ""},
 		{Config{Space: sp, Version: 4, Warp: "LOG"}, WarpLog, ""},
 		{Config{Space: sp, Version: 1, Warp: "auto"}, WarpAuto, ""},
 		{Config{Space: sp, Warp: "box-cox"}, "", "warp \"box-cox\""},
@@ -287,32 +291,54 @@ func TestWarpTestOnFirstEvaluations(t *testing.T) {
 	for range 200 {
 		narrow = append(narrow, 3+rng.ExpFloat64()*0.5)
 	}
-	if w := fitWarp(WarpAuto, narrow, 0); !w.active() {
+	if w := fitWarp(WarpAuto, narrow, warpTest{}); !w.active() {
 		t.Fatalf("version 7's test on all costs: not warped (%v); the test below would not tell the rules apart", w)
 	}
-	w := fitWarp(WarpAuto, narrow, 40)
+	w := fitWarp(WarpAuto, narrow, warpTest{points: 40})
 	if w.active() || w.Observations != len(narrow) {
 		t.Errorf("test on the first 40 costs: %+v, want no warp over %d observations", w, len(narrow))
 	}
 	// A log-normal start (values over orders of magnitude): warped, and
 	// the power is the profile likelihood's maximizer over all costs.
 	wide := append(lognormalCosts(40, 2, 3), lognormalCosts(200, 0.5, 4)...)
-	all := fitWarp(WarpAuto, wide, 0)
+	all := fitWarp(WarpAuto, wide, warpTest{})
 	if !all.active() {
 		t.Fatalf("log-normal costs not warped: %v", all)
 	}
-	w = fitWarp(WarpAuto, wide, 40)
+	w = fitWarp(WarpAuto, wide, warpTest{points: 40})
 	if !w.active() || w.Lambda != all.Lambda || w.Delta != all.Delta || w.Observations != len(wide) {
 		t.Errorf("test on the first 40 costs: %+v, want the fit on all %+v", w, all)
 	}
 	// Fewer costs than the test reads: the test reads them all.
-	if a, b := fitWarp(WarpAuto, wide[:30], 40), fitWarp(WarpAuto, wide[:30], 0); a != b {
+	if a, b := fitWarp(WarpAuto, wide[:30], warpTest{points: 40}), fitWarp(WarpAuto, wide[:30], warpTest{}); a != b {
 		t.Errorf("30 costs, test on 40: %+v, want %+v", a, b)
 	}
-	for _, tc := range []struct{ version, init, want int }{{6, 10, 0}, {7, 10, 0}, {8, 10, 40}, {8, 5, 20}} {
+	// The initial design's skewness: the wide start above is right-skewed
+	// and keeps its warp; the same costs with the first 10 mirrored (a
+	// left-skewed design: most points near the worst costs) are not warped.
+	if w := fitWarp(WarpAuto, wide, warpTest{design: 10, points: 40}); !w.active() {
+		t.Errorf("right-skewed design: not warped (%v)", w)
+	}
+	left := slices.Clone(wide)
+	for i := range 10 {
+		left[i] = 2*left[0] - left[i]
+	}
+	if w := fitWarp(WarpAuto, left, warpTest{}); !w.active() {
+		t.Fatalf("the mirrored design without the skewness test: not warped (%v); the test below would not tell the rules apart", w)
+	}
+	if stat.Skew(left[:10], nil) >= 0 {
+		t.Fatalf("mirrored design skewness %v", stat.Skew(left[:10], nil))
+	}
+	if w := fitWarp(WarpAuto, left, warpTest{design: 10, points: 40}); w.active() || w.Observations != len(left) {
+		t.Errorf("left-skewed design: %+v, want no warp over %d observations", w, len(left))
+	}
+	for _, tc := range []struct {
+		version, init int
+		want          warpTest
+	}{{6, 10, warpTest{}}, {7, 10, warpTest{}}, {8, 10, warpTest{10, 40}}, {8, 5, warpTest{5, 20}}} {
 		c := Config{Version: tc.version, Init: tc.init}
-		if got := c.warpTestPoints(); got != tc.want {
-			t.Errorf("version %d, init %d: the test reads %d evaluations, want %d", tc.version, tc.init, got, tc.want)
+		if got := c.warpTest(); got != tc.want {
+			t.Errorf("version %d, init %d: the test reads %+v, want %+v", tc.version, tc.init, got, tc.want)
 		}
 	}
 }

@@ -165,7 +165,7 @@ func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
 	fs.BoolVar(&c.noStd, "no-standardize", false, "tell the GP raw values instead of values standardized by the initial design")
 	fs.StringVar(&c.warp, "warp", "", "transform of the values the GP is told: auto (a Box-Cox power fitted by likelihood, for values that span orders of magnitude), log or none (an affine map; the default of new studies; auto in version 6 studies: docs/robust.md)")
 	fs.IntVar(&c.maxFailures, "max-failures", 10, "stop the run after this many failed evaluations (0: never)")
-	fs.IntVar(&c.version, "config-version", 0, fmt.Sprintf("configuration version of a new study, 1 to %d (default %d; 5 opts in to the long-study engine of docs/long-studies.md, 6 adds output warping and local steps, docs/robust.md, 7 makes 6 robust to heavy noise, 8 decides the warp on the first evaluations)", study.LatestVersion, study.CurrentVersion))
+	fs.IntVar(&c.version, "config-version", 0, fmt.Sprintf("configuration version of a new study, 1 to %d (default %d: the long-study engine of docs/long-studies.md, with output warping and local steps, docs/robust.md; 4 gives the defaults before them, docs/optimizer.md)", study.LatestVersion, study.CurrentVersion))
 	fs.StringVar(&c.pruner, "pruner", "none", "stop trials early on their reported values: none, median, asha, hyperband, bound or curve, with settings as in 'median:startup=5,warmup=0,interval=1' (docs/pruning.md)")
 	fs.IntVar(&c.minBatch, "min-batch", 0, "policy bbkb: keep a batch open until it holds this many arms (optimize: default --workers; 0: the paper's batch rule alone)")
 	c.tradeoffFlags.register(fs)

@@ -20,9 +20,17 @@ func TestWarpFlag(t *testing.T) {
 	if res := decodeResult(t, r.stdout); res.Warp == nil || res.Warp.Kind != "box-cox" || res.Warp.Lambda != 0 {
 		t.Fatalf("--warp log: warp %+v", res.Warp)
 	}
+	// The default (version 8) warps Goldstein-Price too; version 4 and
+	// --warp none do not, and say nothing of a warp.
 	r = runBKB(t, nil, "optimize", "-f", "goldsteinprice", "-T", "25")
-	if strings.Contains(r.stdout, "output warp") {
-		t.Errorf("a default (version 4) study reports a warp:\n%s", r.stdout)
+	if r.code != 0 || !strings.Contains(r.stdout, "output warp: box-cox lambda=") {
+		t.Errorf("a default study reports no warp:\n%s%s", r.stdout, r.stderr)
+	}
+	for _, args := range [][]string{{"--config-version", "4"}, {"--warp", "none"}} {
+		r = runBKB(t, nil, append([]string{"optimize", "-f", "goldsteinprice", "-T", "25"}, args...)...)
+		if r.code != 0 || strings.Contains(r.stdout, "output warp") {
+			t.Errorf("%v: exit %d, a warp reported:\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
 	}
 	checkOneErrorLine(t, runBKB(t, nil, "optimize", "-f", "branin", "-T", "5", "--warp", "boxcox"), `warp "boxcox"`)
 }
