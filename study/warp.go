@@ -54,7 +54,8 @@ import (
 //     must be right-skewed: the transform compresses an upper tail of
 //     large costs, and a function whose costs over the box have none
 //     (most of the box near the worst values: Hartmann, Ackley, Shekel,
-//     Michalewicz, sample skewness -0.7 to -3.3 over 1,024 Sobol points)
+//     Michalewicz: skewness -1.1 to -3.3 over 1,024 Sobol points,
+//     TestWarpDesignSkewness)
 //     has nothing to compress; a warp fitted to such a function's
 //     concentrated costs only sharpens the incumbent's basin (Hartmann 3
 //     on 1,000 fixed arms stayed in its second basin, 0.7 above the best

@@ -342,3 +342,39 @@ func TestWarpTestOnFirstEvaluations(t *testing.T) {
 		}
 	}
 }
+
+// TestWarpDesignSkewness checks the premise of version 8's first test:
+// over points spread across the box (1,024 Sobol points), the values of
+// the wide-range functions of the suite's tuning half are right-skewed,
+// and those of functions whose box is mostly near their worst values
+// (Hartmann, Ackley, Shekel, Michalewicz) are left-skewed.
+func TestWarpDesignSkewness(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		right bool
+	}{
+		{"goldsteinprice", true}, {"threehumpcamel", true}, {"zakharov:4", true},
+		{"hartmann3", false}, {"hartmann6", false}, {"ackley:5", false}, {"ackley:10", false},
+		{"shekel", false}, {"michalewicz", false},
+	} {
+		f, err := objectives.Lookup(tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pts, err := objectives.Sobol(f.Domain(), 1024, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := pts.Dims()
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = f.Value(pts.RawRowView(i))
+		}
+		sk := stat.Skew(v, nil)
+		t.Logf("%s: skewness %.2f over %d Sobol points", tc.name, sk, n)
+		if (sk > 0) != tc.right {
+			t.Errorf("%s: skewness %.3g, want right-skewed %v", tc.name, sk, tc.right)
+		}
+	}
+}

@@ -86,7 +86,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	regretSuite := fs.String("regret-suite", "", "--regret: run a half of the held-out suite, tune or heldout (its problems unless --regret-problems is given), and print the suite's summary against the peers (docs/robust.md)")
 	regretPeers := fs.String("regret-peers", "", "--regret: JSON lines of peer runs (bench/peers/optuna_suite.py) to compare in the suite's summary")
 	regretFrom := fs.StringSlice("regret-from", nil, "--regret: instead of running, read the runs of earlier --csv files and write their tables (with --regret-peers and --regret-suite, the suite's summary)")
-	regretAgainst := fs.StringSlice("regret-against", nil, "--regret-suite: the optimizers the summary compares --regret-ours with (default: the peers, optuna-...)")
+	regretAgainst := fs.StringSlice("regret-against", nil, "--regret: print the summary comparing --regret-ours with these optimizers (with --regret-suite or --regret-peers the default is the peers, optuna-...)")
 	regretOurs := fs.String("regret-ours", "bkb", "--regret-suite: the optimizer the summary compares with the peers")
 	regretNoise := fs.Float64Slice("regret-noise", []float64{0}, "--regret: noise standard deviations as fractions of the function's range over its box")
 	firstSeed := fs.Int("first-seed", 1, "--regret: the first seed; runs use seeds first-seed..first-seed+seeds-1 (fresh seeds to check a difference found on others)")
@@ -141,7 +141,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				return usageError{trimPkg(err)}
 			}
 		}
-		out := regretOutputs{markdown: *mdPath, csv: *csvPath, plot: *plotPath, peers: *regretPeers, ours: *regretOurs, against: *regretAgainst, suite: *regretSuite != "" || *regretPeers != "", from: *regretFrom}
+		out := regretOutputs{markdown: *mdPath, csv: *csvPath, plot: *plotPath, peers: *regretPeers, ours: *regretOurs, against: *regretAgainst, suite: *regretSuite != "" || *regretPeers != "" || len(*regretAgainst) > 0, from: *regretFrom}
 		if *firstSeed < 1 {
 			return usagef("--first-seed must be at least 1, got %d", *firstSeed)
 		}
