@@ -56,6 +56,17 @@ func WideRatio(f *objectives.Function) float64 {
 // WideThreshold: see WideRatio.
 const WideThreshold = 20
 
+// Resolution is the least simple regret that float64 coordinates can
+// tell from 0: Range(f) (16 eps)^2. Near a minimum f - min is about
+// Range(f) (dx/w)^2 for a step dx on a box of width w, and a point known
+// to 16 ulps of its coordinates (dx/w about 16 eps) leaves a gap of that
+// order, so two runs at 1e-28 and 1e-30 on a function of range 1e3 have
+// both found the minimum to the precision of their arguments.
+func Resolution(f *objectives.Function) float64 {
+	const e = 16 * 0x1p-52
+	return Range(f) * e * e
+}
+
 // peerRun is one line of a peer driver's output
 // (bench/peers/optuna_suite.py).
 type peerRun struct {
@@ -115,8 +126,9 @@ type SuiteSummary struct {
 // where a peer is better with p < 0.01 on a wide-range function, and the
 // rows where ours' median at the larger budget is worse than at the
 // smaller. Peers are the variants named in peers (none: those named
-// "optuna-..."); ours is the variant named ours.
-func WriteSuiteMarkdown(w io.Writer, runs []RegretRun, ours string, peers []string, wide map[string]bool) ([]SuiteSummary, error) {
+// "optuna-..."); ours is the variant named ours. A regret below the
+// problem's resolution (Resolution; 0 where the map has none) counts as 0.
+func WriteSuiteMarkdown(w io.Writer, runs []RegretRun, ours string, peers []string, wide map[string]bool, resolution map[string]float64) ([]SuiteSummary, error) {
 	isPeer := func(v string) bool {
 		if len(peers) == 0 {
 			return strings.HasPrefix(v, "optuna-")
@@ -140,8 +152,13 @@ func WriteSuiteMarkdown(w io.Writer, runs []RegretRun, ours string, peers []stri
 				at[kk] = map[string][]float64{}
 				keys = append(keys, kk)
 			}
-			// A gap below 0 is the rounding of f near its minimum.
-			at[kk][r.Variant] = append(at[kk][r.Variant], math.Max(r.Simple[k], 0))
+			// A gap below 0 is the rounding of f near its minimum, one
+			// below the resolution the float64 precision of x.
+			g := r.Simple[k]
+			if g < resolution[r.Problem] {
+				g = 0
+			}
+			at[kk][r.Variant] = append(at[kk][r.Variant], math.Max(g, 0))
 		}
 	}
 	slices.SortStableFunc(keys, func(a, b key) int {

@@ -2,7 +2,9 @@ package bench
 
 import (
 	"bytes"
+	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -39,7 +41,7 @@ func TestWriteSuiteMarkdown(t *testing.T) {
 			RegretRun{Problem: "p:2", Variant: "optuna-a", Seed: uint64(s), Checkpoints: []int{10, 20}, Simple: []float64{5 + f, 1 + f}, Cum: []float64{0, 0}})
 	}
 	var b bytes.Buffer
-	sum, err := WriteSuiteMarkdown(&b, runs, "ours", nil, map[string]bool{"p:2": true})
+	sum, err := WriteSuiteMarkdown(&b, runs, "ours", nil, map[string]bool{"p:2": true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,5 +86,54 @@ func TestRobustSuite(t *testing.T) {
 	}
 	if _, err := RobustSuite("all"); err == nil {
 		t.Error("suite all: no error")
+	}
+}
+
+// TestResolution: points within 16 ulps of the minimizer of the suite's
+// quadratics (coordinates moved by 16 units in the last place, every sign
+// pattern) have regrets below Resolution, and the suite's summary counts
+// two such regrets as equal (no row worse at the larger budget).
+func TestResolution(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		xmin []float64
+	}{{"booth", []float64{1, 3}}, {"sumsquares:4", []float64{0, 0, 0, 0}}, {"matyas", []float64{0, 0}}} {
+		f, err := objectives.Lookup(tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := Resolution(f)
+		for mask := 0; mask < 1<<len(tc.xmin); mask++ {
+			x := slices.Clone(tc.xmin)
+			for j := range x {
+				step := 16 * math.Max(math.Abs(x[j])*0x1p-52, 0x1p-52)
+				if mask>>j&1 == 1 {
+					step = -step
+				}
+				x[j] += step
+			}
+			if g := f.Value(x) - f.MinValue; !(g < res) {
+				t.Errorf("%s at %v: regret %.3g, resolution %.3g", tc.name, x, g, res)
+			}
+		}
+	}
+	var runs []RegretRun
+	for s := range 5 {
+		runs = append(runs,
+			RegretRun{Problem: "q:2", Variant: "ours", Seed: uint64(s), Checkpoints: []int{100, 300}, Simple: []float64{1e-31, 1e-30}, Cum: []float64{0, 0}},
+			RegretRun{Problem: "q:2", Variant: "optuna-a", Seed: uint64(s), Checkpoints: []int{100, 300}, Simple: []float64{1, 1e-3}, Cum: []float64{0, 0}})
+	}
+	for _, tc := range []struct {
+		res   float64
+		worse string
+	}{{1e-28, "larger budget is worse than at the smaller: 0."}, {0, "larger budget is worse than at the smaller: 1."}} {
+		var b bytes.Buffer
+		if _, err := WriteSuiteMarkdown(&b, runs, "ours", nil, nil, map[string]float64{"q:2": tc.res}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), tc.worse) {
+			t.Errorf("resolution %g: want %q in\n%s", tc.res, tc.worse, b.String())
+		}
 	}
 }

@@ -651,11 +651,12 @@ func runRegret(ctx context.Context, problems, optimizers []string, noise []float
 	write := bench.WriteRegretMarkdown
 	if out.suite {
 		runs = append(runs, peer...)
-		wide := map[string]bool{}
+		wide, resolution := map[string]bool{}, map[string]float64{}
 		for _, r := range runs {
 			if _, ok := wide[r.Problem]; !ok {
 				if f, err := objectives.Lookup(r.Problem); err == nil {
 					wide[r.Problem] = bench.WideRatio(f) >= bench.WideThreshold
+					resolution[r.Problem] = bench.Resolution(f)
 				}
 			}
 		}
@@ -664,7 +665,7 @@ func runRegret(ctx context.Context, problems, optimizers []string, noise []float
 				return err
 			}
 			fmt.Fprintln(w)
-			_, err := bench.WriteSuiteMarkdown(w, runs, out.ours, out.against, wide)
+			_, err := bench.WriteSuiteMarkdown(w, runs, out.ours, out.against, wide, resolution)
 			return err
 		}
 	}
