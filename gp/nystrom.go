@@ -30,14 +30,15 @@ type Nystrom struct {
 	l      chol.Factor
 	work   []float64
 
-	// exact selects the exact core that DTC uses: a point
-	// whose pivot is below the rounding noise of its computation is
-	// "dead": it stays in S (so positions and indices are unchanged) but
-	// contributes no direction, as a pseudo-inverse would drop it. Its
-	// row of L is the unit row and its entry of every kernel column is 0,
-	// so every embedding's coordinate for it is exactly 0 and the factor
-	// stays well conditioned. Without it (the online learners), Add
-	// floors the pivot at PivotFloor instead.
+	// exact selects the exact core that DTC uses: a point whose pivot
+	// is below the rounding noise of its computation is floored (see
+	// addExact), or, when a point of S has its coordinates, "dead": it
+	// stays in S (so positions and indices are unchanged) but
+	// contributes no direction. A dead point's row of L is the unit row
+	// and its entry of every kernel column is 0, so every embedding's
+	// coordinate for it is exactly 0. Under legacy, every point below
+	// the noise is dead. Without exact (the online learners), Add floors
+	// the pivot at PivotFloor instead.
 	exact bool
 	dead  []bool
 	ndead int
@@ -50,6 +51,16 @@ type Nystrom struct {
 	// forward-error test of legacyPivotSuspect.
 	legacy  bool
 	suspect bool // legacy: the last addExact's pivot was within its forward error
+	// floored marks the inducing points whose squared pivot was at most
+	// pivotNoise and that have no twin (a point of S with the same
+	// coordinates) before them: they keep a direction of their own, with
+	// the squared pivot pivotNoise (see addExact). nfloor counts them.
+	floored []bool
+	nfloor  int
+	// twinRows makes Embed return, for a point with the coordinates of a
+	// live inducing point, that point's row of L (set by the DTC while a
+	// pivot of S is near-dependent; see Embed).
+	twinRows bool
 }
 
 // NewNystrom returns an empty embedding for points of dimension dim.
@@ -94,6 +105,28 @@ func (n *Nystrom) KernelColumn(dst, x []float64) {
 	}
 }
 
+// twin returns the position of the first live inducing point with x's
+// coordinates, or -1.
+func (n *Nystrom) twin(x []float64) int {
+	for j := 0; j < n.Size(); j++ {
+		if n.dead[j] {
+			continue
+		}
+		p := n.points[j*n.dim : (j+1)*n.dim]
+		same := true
+		for i, v := range p {
+			if x[i] != v {
+				same = false
+				break
+			}
+		}
+		if same {
+			return j
+		}
+	}
+	return -1
+}
+
 // Embed writes z(x) = L^{-1} k_S(x) into dst (length Size()) and returns
 // the Nystrom residual k(x,x) - ||z(x)||^2 >= 0 (up to rounding), the
 // squared distance of phi(x) from the span of S: the "approximate linear
@@ -105,6 +138,20 @@ func (n *Nystrom) Embed(dst, x []float64) (residual float64) {
 	}
 	m := n.Size()
 	dst = dst[:m]
+	if n.twinRows {
+		if j := n.twin(x); j >= 0 {
+			// The row of L itself: the triangular solve would give it
+			// only up to its rounding, and a floored pivot divides that
+			// rounding by sqrt(eps k(x,x)).
+			copy(dst, n.l.Row(j))
+			clear(dst[j+1:])
+			var ss float64
+			for _, v := range dst {
+				ss += v * v
+			}
+			return kernel.Diag(n.k, x) - ss
+		}
+	}
 	n.KernelColumn(dst, x)
 	n.l.SolveL(dst)
 	var ss float64
@@ -138,27 +185,35 @@ func (n *Nystrom) Add(x, z []float64) (pivot float64) {
 	n.points = append(n.points, x...)
 	n.diag = append(n.diag, kxx)
 	n.dead = append(n.dead, false)
+	n.floored = append(n.floored, false)
 	return pivot
 }
 
-// pivotNoise is the squared pivot below which a point is dead: one
-// unit in the last place of k(x,x), eps k(x,x). The squared pivot
-// d^2 = k(x,x) - ||z(x)||^2 is a difference from k(x,x), and float64
-// cannot tell a d^2 below k(x,x)'s own rounding from 0: the point adds no
-// direction that the kernel values can resolve.
+// pivotNoise is the squared pivot at or below which a point is floored
+// (or dead, when a point of S has its coordinates): one unit in the last
+// place of k(x,x), eps k(x,x). The squared pivot d^2 = k(x,x) -
+// ||z(x)||^2 is a difference from k(x,x), and float64 cannot tell a d^2
+// below k(x,x)'s own rounding from 0. A floored point keeps its direction
+// with d^2 set to this noise: its row of L changes k(x,x) by at most the
+// noise, and its coordinate in another point's embedding is their
+// residual cross-term over sqrt(noise), which the pivot cancels to first
+// order (see DTC), so the choice matters little: on the 1,000 -short
+// sequences of the differential test the worst case is 0.22 of its bound
+// with this floor, 0.19 and 0.18 with 0.1 and 1e-4 times it, 0.6 with 10
+// times it (a larger floor moves k(x,x) further). This one is the
+// rounding of k(x,x) itself, and keeps a floored coordinate made of
+// rounding (about eps k over the pivot) below sqrt(eps k).
 //
-// A larger threshold drops points that carry information where lambda is
-// small: the randomized differential test against a 256-bit reference
-// (TestDifferentialAgainstBigFloat, 1,000 sequences) measured 11 cases
-// beyond 10x the error of the authors' eigenvalue threshold (max * m *
-// eps, their stable_invert_root) with 2 eps k (1 + ||a||_1)^2 (a the
-// coefficients of x on S, the worst-case effect of every kernel value's
-// rounding), 8 with 4 eps k and 6 with eps k; the old 8 (p+1) eps k
+// Dropping the point instead (the rule before floored points) was
+// measured on the randomized differential test against a 256-bit
+// reference (TestDifferentialAgainstBigFloat, 1,000 sequences): 11
+// cases beyond 10x the error of the authors' eigenvalue threshold (max *
+// m * eps, their stable_invert_root) with a threshold of 2 eps k (1 +
+// ||a||_1)^2, 8 with 4 eps k and 6 with eps k; the old 8 (p+1) eps k
 // dropped points whose removal moved variances by 7e-6 at lambda = 1e-6.
-// A smaller one keeps pivots made of rounding. In the canonical order of
-// a rebuild (largest residual first) the computed residuals stay
-// accurate to a few eps k (pivoted Cholesky's backward error; Higham
-// 2002, ch. 10).
+// In the canonical order of a rebuild (largest residual first) the
+// computed residuals stay accurate to a few eps k (pivoted Cholesky's
+// backward error; Higham 2002, ch. 10).
 func pivotNoise(kxx float64) float64 {
 	const eps = 0x1p-52
 	return eps * math.Abs(kxx)
@@ -177,10 +232,14 @@ func pivotNoise(kxx float64) float64 {
 func nearPivot(kxx, noise float64) float64 { return math.Sqrt(noise * math.Abs(kxx)) }
 
 // addExact appends x in the exact core: a live point with its true pivot,
-// or, when the squared pivot is below pivotNoise, a dead one (unit row of
-// L, zero coordinate in every embedding). It returns the pivot (+Inf for
-// a dead point, so that every new coordinate (k - z_p.z)/pivot is 0), and
-// sets n.near when the squared pivot is below nearPivot. O(m).
+// or, when the squared pivot is at most pivotNoise, a floored one (its row
+// of L is z, zeroed at the other floored points' positions, then the
+// pivot sqrt(pivotNoise); z is changed in place), or, when a live point
+// of S has x's coordinates (or under legacy), a dead one (unit row of L,
+// zero coordinate in every embedding). It returns the pivot (+Inf for a
+// dead point, so that every new coordinate (k - z_p.z)/pivot is 0), and
+// sets n.near when the squared pivot is below nearPivot. O(m) (O(m d)
+// more for a floored or dead point).
 func (n *Nystrom) addExact(x, z []float64, kxx float64) (pivot float64, dead bool) {
 	m := n.Size()
 	var ss float64
@@ -191,11 +250,35 @@ func (n *Nystrom) addExact(x, z []float64, kxx float64) (pivot float64, dead boo
 	noise := pivotNoise(kxx)
 	n.near = nearDependent(d2, kxx)
 	dead = !(d2 > noise)
+	floored := false
 	if n.legacy {
 		dead = !(d2 > legacyPivotNoise(kxx, m))
 		n.suspect = !dead && n.legacyPivotSuspect(d2, kxx, m)
+	} else if dead && noise > 0 && n.twin(x) < 0 {
+		// Floored: x keeps a direction of its own, orthogonal to the
+		// other floored points' (its row of L is 0 at their positions),
+		// with the squared pivot noise. Its row then reproduces every
+		// kernel value k(x, y) of the points outside the floored ones to
+		// rounding, and k(x,x) to within noise: the factor is that of
+		// K_SS with the floored block changed by at most a few eps k,
+		// where dropping x would change k(x, y) by its residual
+		// cross-term, up to sqrt(eps) k (see DTC).
+		dead, floored = false, true
+		ss = 0
+		for j, v := range z[:m] {
+			if n.floored[j] {
+				z[j], v = 0, 0
+			}
+			ss += v * v
+		}
 	}
-	if dead {
+	if floored {
+		// The pivot is set, not computed: ss + noise - ss can round to 0.
+		n.l.AppendSolvedFloor(z[:m], ss+noise, 0)
+		pivot = math.Sqrt(noise)
+		n.l.Row(m)[m] = pivot
+		n.nfloor++
+	} else if dead {
 		if cap(n.work) < m {
 			n.work = make([]float64, 2*m+16)
 		}
@@ -212,6 +295,7 @@ func (n *Nystrom) addExact(x, z []float64, kxx float64) (pivot float64, dead boo
 	n.points = append(n.points, x...)
 	n.diag = append(n.diag, kxx)
 	n.dead = append(n.dead, dead)
+	n.floored = append(n.floored, floored)
 	return pivot, dead
 }
 
@@ -314,6 +398,11 @@ func (n *Nystrom) Remove(j int, rots []Rotation) []Rotation {
 	}
 	copy(n.dead[j:], n.dead[j+1:])
 	n.dead = n.dead[:m-1]
+	if n.floored[j] {
+		n.nfloor--
+	}
+	copy(n.floored[j:], n.floored[j+1:])
+	n.floored = n.floored[:m-1]
 	return rots
 }
 
@@ -324,4 +413,6 @@ func (n *Nystrom) Reset() {
 	n.diag = n.diag[:0]
 	n.dead = n.dead[:0]
 	n.ndead = 0
+	n.floored = n.floored[:0]
+	n.nfloor = 0
 }

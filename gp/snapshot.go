@@ -9,7 +9,7 @@ import (
 
 // dtcStateVersion is the layout of EncodeState; a snapshot of another
 // layout is refused (its study then replays its records instead).
-const dtcStateVersion = 2
+const dtcStateVersion = 3
 
 // EncodeState appends the posterior's complete state to w: the
 // candidates and observed points, the dictionary and its factor, V's
@@ -34,6 +34,9 @@ func (g *DTC) EncodeState(w *snapenc.Writer) {
 	w.Bool(ny.near)
 	w.Bool(ny.legacy)
 	w.Bool(ny.suspect)
+	w.Bools(ny.floored)
+	w.Int(ny.nfloor)
+	w.Bool(ny.twinRows)
 	// The rows: points, k(x,x), the first m coordinates of each embedding
 	// row (the rest of a row's storage is not state: a coordinate is
 	// written before it is read), means and variances, and the layout.
@@ -107,6 +110,9 @@ func DecodeDTC(k kernel.Kernel, rd *snapenc.Reader) (*DTC, error) {
 	ny.near = rd.Bool()
 	ny.legacy = rd.Bool()
 	ny.suspect = rd.Bool()
+	ny.floored = rd.Bools()
+	ny.nfloor = rd.Int()
+	ny.twinRows = rd.Bool()
 	r := g.r
 	r.x = rd.Floats()
 	r.kdiag = rd.Floats()
@@ -174,8 +180,18 @@ func DecodeDTC(k kernel.Kernel, rd *snapenc.Reader) (*DTC, error) {
 	}
 	if g.nc > n || len(g.count) != n || len(g.ysum) != n || len(g.thresh) != n || len(g.pos) != n ||
 		len(g.dict) != m || len(g.b) != m || len(g.beta) != m || g.vf.Size() != m && m > 0 ||
-		len(ny.dead) != 0 && len(ny.dead) != m {
+		len(ny.dead) != 0 && len(ny.dead) != m || len(ny.floored) != len(ny.dead) {
 		rd.Fail("DTC state sizes disagree (%d rows, %d candidates, |S| %d)", n, g.nc, m)
+		return nil, rd.Err()
+	}
+	nf := 0
+	for _, f := range ny.floored {
+		if f {
+			nf++
+		}
+	}
+	if nf != ny.nfloor {
+		rd.Fail("%d floored pivots marked, %d counted", nf, ny.nfloor)
 		return nil, rd.Err()
 	}
 	for p, i := range g.dict {
