@@ -171,6 +171,7 @@ func NewAdaBKB(dim int, opt AdaBKBOptions) (*AdaBKB, error) {
 		return nil, err
 	}
 	g.SetLegacyCore(opt.LegacyCore)
+	g.SetDeadPivots(opt.DeadPivots)
 	p := &AdaBKB{opt: opt, dim: dim, dtc: g, best: -1,
 		rng: rand.New(rand.NewPCG(opt.Seed, 0x61_64_61))}
 	lo, hi := make([]float64, dim), make([]float64, dim)

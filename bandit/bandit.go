@@ -108,6 +108,11 @@ type Options struct {
 	// (gp.DTC.SetLegacyCore): studies of configuration versions up to 4
 	// replay with it.
 	LegacyCore bool
+	// DeadPivots makes a DTC posterior drop every near-dependent
+	// inducing point below rounding instead of flooring its pivot
+	// (gp.DTC.SetDeadPivots): studies of configuration versions 5 to 7
+	// replay with it.
+	DeadPivots bool
 	// Lazy makes a UCB policy (GP-UCB or BKB) read only the arms that can
 	// win: it keeps the rows of a working set of arms current and, for
 	// every other arm, an upper bound of its UCB that is cheap to carry
@@ -269,6 +274,7 @@ func newGP(name string, arms *mat.Dense, opt Options, useDTC bool, score Score) 
 		}
 		g.SetRebuildAlways(opt.Rebuild)
 		g.SetLegacyCore(opt.LegacyCore)
+		g.SetDeadPivots(opt.DeadPivots)
 		p.post, p.dtc = g, g
 	} else {
 		g, err := gp.NewExact(opt.Kernel, d, opt.Lambda)

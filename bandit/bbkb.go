@@ -232,6 +232,7 @@ func NewBBKB(arms *mat.Dense, opt BBKBOptions) (*BBKB, error) {
 		return nil, err
 	}
 	g.SetLegacyCore(opt.LegacyCore)
+	g.SetDeadPivots(opt.DeadPivots)
 	if err := g.SetCandidates(arms); err != nil {
 		return nil, err
 	}

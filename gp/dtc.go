@@ -470,6 +470,14 @@ const compactAfter = 8
 // be called before the first observation.
 func (g *DTC) SetLegacyCore(on bool) { g.ny.legacy = on }
 
+// SetDeadPivots keeps the exact core's rule of configuration versions 5
+// to 7 of a study: every point whose squared pivot is at most eps k(x,x)
+// is dead (it stays in S and contributes no direction) instead of
+// floored, and points of S are embedded by the triangular solve. Studies
+// of those versions replay with it. It must be called before the first
+// observation; it has no effect under SetLegacyCore.
+func (g *DTC) SetDeadPivots(on bool) { g.ny.dropDead = on }
+
 // SetRebuildAlways makes the posterior rebuild from scratch after every
 // observation and dictionary change (O(A m^2) each), as BKB's Algorithm 1
 // states it, instead of updating incrementally. The results are the same
@@ -652,7 +660,7 @@ func (g *DTC) pivotedOrder() {
 	for p, i := range g.dict {
 		g.pos[i] = p
 	}
-	g.ny.twinRows = g.near && !g.ny.legacy
+	g.ny.twinRows = g.near && !g.ny.legacy && !g.ny.dropDead
 }
 
 // Predict returns mu~(x) and sigma~^2(x) (1/lambda scale). O(m d + m^2).

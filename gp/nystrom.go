@@ -61,6 +61,9 @@ type Nystrom struct {
 	// live inducing point, that point's row of L (set by the DTC while a
 	// pivot of S is near-dependent; see Embed).
 	twinRows bool
+	// dropDead: every point below the noise is dead, none floored (the
+	// rule of study configuration versions 5 to 7; DTC.SetDeadPivots).
+	dropDead bool
 }
 
 // NewNystrom returns an empty embedding for points of dimension dim.
@@ -254,7 +257,7 @@ func (n *Nystrom) addExact(x, z []float64, kxx float64) (pivot float64, dead boo
 	if n.legacy {
 		dead = !(d2 > legacyPivotNoise(kxx, m))
 		n.suspect = !dead && n.legacyPivotSuspect(d2, kxx, m)
-	} else if dead && noise > 0 && n.twin(x) < 0 {
+	} else if dead && noise > 0 && !n.dropDead && n.twin(x) < 0 {
 		// Floored: x keeps a direction of its own, orthogonal to the
 		// other floored points' (its row of L is 0 at their positions),
 		// with the squared pivot noise. Its row then reproduces every

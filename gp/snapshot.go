@@ -37,6 +37,7 @@ func (g *DTC) EncodeState(w *snapenc.Writer) {
 	w.Bools(ny.floored)
 	w.Int(ny.nfloor)
 	w.Bool(ny.twinRows)
+	w.Bool(ny.dropDead)
 	// The rows: points, k(x,x), the first m coordinates of each embedding
 	// row (the rest of a row's storage is not state: a coordinate is
 	// written before it is read), means and variances, and the layout.
@@ -113,6 +114,7 @@ func DecodeDTC(k kernel.Kernel, rd *snapenc.Reader) (*DTC, error) {
 	ny.floored = rd.Bools()
 	ny.nfloor = rd.Int()
 	ny.twinRows = rd.Bool()
+	ny.dropDead = rd.Bool()
 	r := g.r
 	r.x = rd.Floats()
 	r.kdiag = rd.Floats()

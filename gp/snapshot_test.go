@@ -95,3 +95,51 @@ func TestSnapshotFlooredPivots(t *testing.T) {
 		same(s.name)
 	}
 }
+
+// TestDeadPivotsRule: under SetDeadPivots (study configuration versions 5
+// to 7) the near-duplicates of TestSnapshotFlooredPivots are dead, none
+// floored, and the rule survives EncodeState and DecodeDTC: a point
+// added after the round trip is dead in both copies.
+func TestDeadPivotsRule(t *testing.T) {
+	t.Parallel()
+	k := kernel.RBF{LengthScale: 0.3, Variance: 2}
+	g, err := NewDTC(k, 1, 1e-6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.SetDeadPivots(true)
+	pts := []float64{0.1, 0.5, 0.9, 0.5 + 1e-10, 0.5 - 2e-10, 0.1 + 3e-10, 0.9 + 1e-10}
+	cand := mat.NewDense(len(pts), 1, pts)
+	if err := g.SetCandidates(cand); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range pts[:6] {
+		if err := g.ObserveCandidate(i, math.Sin(5*p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := g.SetDictionary(g.observed); err != nil {
+		t.Fatal(err)
+	}
+	if nu := g.Numerics(); nu.FlooredPivots != 0 || nu.DeadPivots == 0 {
+		t.Fatalf("dead rule: %+v, want dead pivots and none floored", nu)
+	}
+	var w snapenc.Writer
+	g.EncodeState(&w)
+	h, err := DecodeDTC(k, snapenc.NewReader(w.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []*DTC{g, h} {
+		before := d.Numerics().DeadPivots
+		if err := d.ObserveCandidate(6, math.Sin(5*pts[6])); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := d.SetDictionary(append(d.Dictionary(), 6)); err != nil {
+			t.Fatal(err)
+		}
+		if nu := d.Numerics(); nu.FlooredPivots != 0 || nu.DeadPivots != before+1 {
+			t.Errorf("after the round trip: %+v, want %d dead and none floored", nu, before+1)
+		}
+	}
+}

@@ -491,6 +491,11 @@ func (c *Config) family() (hyper.Family, error) {
 // (gp.DTC.SetLegacyCore), so that stored studies replay as written.
 func (c *Config) legacyCore() bool { return c.Version <= 4 }
 
+// deadPivots reports whether a DTC posterior drops every near-dependent
+// point below rounding (gp.DTC.SetDeadPivots), the exact core of
+// versions 5 to 7; version 8 floors their pivots instead.
+func (c *Config) deadPivots() bool { return c.Version >= 5 && c.Version <= 7 }
+
 // noiseRobust reports whether the study takes version 7's rules for
 // heavily noisy values (noise.go): version 4's dictionary rule and no
 // warp while the fitted noise is heavy.
@@ -642,7 +647,7 @@ func (c *Config) newPolicy(arms *mat.Dense, k kernel.Kernel, lambda float64) (ba
 		return nil, err
 	}
 	opt := bandit.Options{Kernel: k, Lambda: lambda, Beta: beta, PaperScale: !gpScale, Qbar: c.Qbar,
-		Incremental: c.Incremental, Seed: c.Seed, Reserve: c.Budget, LegacyCore: c.legacyCore()}
+		Incremental: c.Incremental, Seed: c.Seed, Reserve: c.Budget, LegacyCore: c.legacyCore(), DeadPivots: c.deadPivots()}
 	switch c.Policy {
 	case "bkb":
 		return bandit.NewBKB(arms, opt)

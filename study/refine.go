@@ -418,6 +418,7 @@ func (r *refiner) rebuild(e *engine) error {
 			return err
 		}
 		g.SetLegacyCore(r.cfg.legacyCore())
+		g.SetDeadPivots(r.cfg.deadPivots())
 		// Version 5 keeps near-dependent points out of S, so that a change
 		// of S never rebuilds the posterior (gp.DTC.SetDropNearDependent).
 		g.SetDropNearDependent(r.cfg.Version >= 5)
@@ -974,7 +975,7 @@ func (r *refiner) syncAda(e *engine) error {
 			return err
 		}
 		a, err := bandit.NewAdaBKB(r.d, bandit.AdaBKBOptions{Options: bandit.Options{Kernel: k, Lambda: r.cfg.Lambda,
-			Beta: beta, PaperScale: !gpScale, Qbar: r.cfg.Qbar, Seed: r.cfg.Seed, LegacyCore: r.cfg.legacyCore()}})
+			Beta: beta, PaperScale: !gpScale, Qbar: r.cfg.Qbar, Seed: r.cfg.Seed, LegacyCore: r.cfg.legacyCore(), DeadPivots: r.cfg.deadPivots()}})
 		if err != nil {
 			return err
 		}

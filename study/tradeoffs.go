@@ -672,6 +672,7 @@ func (r *refiner) targetPosterior(e *engine, j, nt int, xs [][]float64, y []floa
 		return nil, 0, err
 	}
 	g.SetLegacyCore(r.cfg.legacyCore())
+	g.SetDeadPivots(r.cfg.deadPivots())
 	rowOf := make(map[string]int, t)
 	for i, x := range xs {
 		row, err := g.Observe(x, y[i])
