@@ -289,3 +289,15 @@ func TestLazyMarkPending(t *testing.T) {
 		}
 	}
 }
+
+// TestLazyBBKBRejected: BBKB does not take the lazy options yet; asking
+// for them is an error, not a full scan in disguise.
+func TestLazyBBKBRejected(t *testing.T) {
+	t.Parallel()
+	arms, _ := lazyProblem(t, objectives.Branin(), 50, 1)
+	for _, o := range []Options{{Lazy: true}, {Lazy: true, Eliminate: true}, {Lazy: true, LazyCheck: true}, {Eliminate: true}} {
+		if _, err := NewBBKB(arms, BBKBOptions{Options: o}); err == nil {
+			t.Errorf("options %+v: no error", o)
+		}
+	}
+}
