@@ -218,6 +218,10 @@ func NewBBKB(arms *mat.Dense, opt BBKBOptions) (*BBKB, error) {
 	if err := opt.validate(); err != nil {
 		return nil, err
 	}
+	if opt.Lazy || opt.Eliminate || opt.LazyCheck {
+		// Not silently a full scan: the lazy step is GP-UCB's and BKB's.
+		return nil, errors.New("bandit: BBKB does not support Lazy, Eliminate or LazyCheck yet; use NewBKB or NewGPUCB for a lazy step")
+	}
 	if opt.LogDet != nil {
 		if err := opt.LogDet.Validate(); err != nil {
 			return nil, err

@@ -129,6 +129,8 @@ func newLazyGP(name string, arms *mat.Dense, opt Options, useDTC bool) (*GP, err
 		if err != nil {
 			return nil, err
 		}
+		g.SetLegacyCore(opt.LegacyCore)
+		g.SetDeadPivots(opt.DeadPivots)
 		p.post, p.dtc, L.dtc = g, g, g
 	} else {
 		g, err := gp.NewExact(opt.Kernel, d, opt.Lambda)
@@ -576,8 +578,9 @@ func (p *GP) lazyPosterior() (means, vars []float64) {
 	return means, vars
 }
 
-func (p *GP) lazyTell(arm int, y float64) error {
-	L := p.lz
+// join brings arm into the working set (an arm told or marked pending);
+// an eliminated arm rejoins the arm set.
+func (L *lazyState) join(arm int) error {
 	if L.win[arm] < 0 {
 		if _, err := L.add([]int{arm}); err != nil {
 			return fmt.Errorf("bandit: arm %d: %w", arm, err)
@@ -590,6 +593,14 @@ func (p *GP) lazyTell(arm int, y float64) error {
 		if !slices.Contains(L.alive, arm) {
 			L.alive = append(L.alive, arm)
 		}
+	}
+	return nil
+}
+
+func (p *GP) lazyTell(arm int, y float64) error {
+	L := p.lz
+	if err := L.join(arm); err != nil {
+		return err
 	}
 	w := int(L.win[arm])
 	post := L.post()

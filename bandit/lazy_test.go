@@ -237,3 +237,67 @@ func TestLazyEliminate(t *testing.T) {
 		t.Error("Lazy Thompson sampling: no error")
 	}
 }
+
+// TestLazyMarkPending: arms marked pending (a study's failed evaluations
+// and enqueued points) join the working set, and lazy GP-UCB and BKB still
+// ask for the full scan's arms.
+func TestLazyMarkPending(t *testing.T) {
+	t.Parallel()
+	arms, vals := lazyProblem(t, objectives.Hartmann3(), 300, 12)
+	for _, dtc := range []bool{false, true} {
+		opt := Options{Kernel: kernel.RBF{LengthScale: 0.2}, Lambda: 0.01, Seed: 5}
+		mk := NewGPUCB
+		if dtc {
+			mk = NewBKB
+		}
+		full, _ := mk(arms, opt)
+		opt.Lazy, opt.LazyCheck = true, true
+		lazy, _ := mk(arms, opt)
+		noise := rand.New(rand.NewPCG(4, 1))
+		marks := rand.New(rand.NewPCG(9, 2))
+		for s := 0; s < 120; s++ {
+			if s%10 == 3 {
+				m := marks.IntN(300) // never told: pending for good
+				if err := full.MarkPending(m); err != nil {
+					t.Fatal(err)
+				}
+				if err := lazy.MarkPending(m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a, err := full.Ask()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := lazy.Ask()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a != b {
+				t.Fatalf("dtc %v, step %d: full scan %d, lazy %d", dtc, s, a, b)
+			}
+			y := vals[a] + 0.1*noise.NormFloat64()
+			if err := full.Tell(a, y); err != nil {
+				t.Fatal(err)
+			}
+			if err := lazy.Tell(a, y); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if v := lazy.Stats().BoundViolations; v != 0 {
+			t.Errorf("dtc %v: %d bound violations", dtc, v)
+		}
+	}
+}
+
+// TestLazyBBKBRejected: BBKB does not take the lazy options yet; asking
+// for them is an error, not a full scan in disguise.
+func TestLazyBBKBRejected(t *testing.T) {
+	t.Parallel()
+	arms, _ := lazyProblem(t, objectives.Branin(), 50, 1)
+	for _, o := range []Options{{Lazy: true}, {Lazy: true, Eliminate: true}, {Lazy: true, LazyCheck: true}, {Eliminate: true}} {
+		if _, err := NewBBKB(arms, BBKBOptions{Options: o}); err == nil {
+			t.Errorf("options %+v: no error", o)
+		}
+	}
+}

@@ -17,6 +17,14 @@ func (p *GP) MarkPending(arm int) error {
 			return nil
 		}
 	}
+	if p.lz != nil {
+		// A lazy policy keeps its pending arms in the working set (their
+		// rows condition the variances); an eliminated arm marked pending
+		// rejoins the arm set, as when it is told.
+		if err := p.lz.join(arm); err != nil {
+			return err
+		}
+	}
 	p.pending = append(p.pending, arm)
 	return nil
 }

@@ -225,6 +225,13 @@ type Config struct {
 	// before this field existed, which DecodeConfig keeps). Empty with one
 	// objective.
 	MOAcquisition string `json:"mo_acquisition,omitempty"`
+	// Lazy makes a UCB policy on a fixed arm set (bkb, gp-ucb, bbkb) read
+	// only the arms that can win (bandit.Options.Lazy, lazy.go). Stored
+	// studies without it replay as written.
+	Lazy bool `json:"lazy,omitempty"`
+	// Eliminate (with Lazy) removes for good the arms whose UCB is below
+	// the largest lower confidence bound (bandit.Options.Eliminate).
+	Eliminate bool `json:"eliminate,omitempty"`
 }
 
 // Arms says how the finite candidate set is built from the space.
@@ -409,6 +416,9 @@ func (c *Config) Normalize() error {
 		return err
 	}
 	if err := c.normalizeV2(); err != nil {
+		return err
+	}
+	if err := c.normalizeLazy(); err != nil {
 		return err
 	}
 	return c.normalizeTradeoffs()
@@ -647,7 +657,8 @@ func (c *Config) newPolicy(arms *mat.Dense, k kernel.Kernel, lambda float64) (ba
 		return nil, err
 	}
 	opt := bandit.Options{Kernel: k, Lambda: lambda, Beta: beta, PaperScale: !gpScale, Qbar: c.Qbar,
-		Incremental: c.Incremental, Seed: c.Seed, Reserve: c.Budget, LegacyCore: c.legacyCore(), DeadPivots: c.deadPivots()}
+		Incremental: c.Incremental, Seed: c.Seed, Reserve: c.Budget, LegacyCore: c.legacyCore(), DeadPivots: c.deadPivots(),
+		Lazy: c.Lazy, Eliminate: c.Eliminate}
 	switch c.Policy {
 	case "bkb":
 		return bandit.NewBKB(arms, opt)

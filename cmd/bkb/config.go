@@ -126,6 +126,8 @@ type configFlags struct {
 	maxFailures int
 	minBatch    int
 	version     int
+	lazy        bool
+	eliminate   bool
 	tradeoffFlags
 	pruner     string
 	filePruner *pruner.Config // the space file's "pruner", if any
@@ -168,6 +170,8 @@ func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
 	fs.IntVar(&c.version, "config-version", 0, fmt.Sprintf("configuration version of a new study, 1 to %d (default %d: the long-study engine of docs/long-studies.md, with output warping and local steps, docs/robust.md; 4 gives the defaults before them, docs/optimizer.md)", study.LatestVersion, study.CurrentVersion))
 	fs.StringVar(&c.pruner, "pruner", "none", "stop trials early on their reported values: none, median, asha, hyperband, bound or curve, with settings as in 'median:startup=5,warmup=0,interval=1' (docs/pruning.md)")
 	fs.IntVar(&c.minBatch, "min-batch", 0, "policy bbkb: keep a batch open until it holds this many arms (optimize: default --workers; 0: the paper's batch rule alone)")
+	fs.BoolVar(&c.lazy, "lazy", false, "policies bkb and gp-ucb on a fixed arm set: read only the arms that can win, the same points as the full scan for gp-ucb (docs/scaling.md)")
+	fs.BoolVar(&c.eliminate, "eliminate", false, "with --lazy: drop for good the arms whose UCB is below the largest lower confidence bound")
 	c.tradeoffFlags.register(fs)
 }
 
@@ -175,7 +179,7 @@ func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
 var configFlagNames = []string{"objective", "noise", "plugin", "one-shot", "timeout", "max-restarts", "space", "lower", "upper", "names",
 	"arms", "n", "per-dim", "arms-file", "arms-seed", "policy", "kernel", "length-scale", "fit-length-scale", "lambda", "qbar",
 	"beta", "incremental", "seed", "maximize", "minimize", "init", "no-standardize", "max-failures", "candidates", "fit", "min-batch", "config-version", "warp",
-	"directions", "constraints", "pruner", "mo-acquisition"}
+	"directions", "constraints", "pruner", "mo-acquisition", "lazy", "eliminate"}
 
 // build validates the flags and returns the study. extra is the plugin
 // command given after "--", if any. external makes a study with no
@@ -183,7 +187,8 @@ var configFlagNames = []string{"objective", "noise", "plugin", "one-shot", "time
 func (c *configFlags) build(fs *pflag.FlagSet, extra []string, external bool) (*spec, error) {
 	cfg := study.Config{Seed: c.seed, Budget: c.budget, Lambda: c.lambda, Qbar: c.qbar, Beta: c.beta,
 		Incremental: c.incremental, MaxFailures: c.maxFailures, RawValues: c.noStd, FitEvery: c.fitEvery, Init: c.init,
-		Policy: c.policy, Kernel: study.Kernel{Name: c.kernel, LengthScale: c.lengthScale}, Candidates: c.candidates, Fit: c.fit, MinBatch: c.minBatch, Version: c.version, Warp: c.warp}
+		Policy: c.policy, Kernel: study.Kernel{Name: c.kernel, LengthScale: c.lengthScale}, Candidates: c.candidates, Fit: c.fit, MinBatch: c.minBatch, Version: c.version, Warp: c.warp,
+		Lazy: c.lazy, Eliminate: c.eliminate}
 	if c.maximize && c.minimize {
 		return nil, usagef("--maximize and --minimize are exclusive")
 	}
