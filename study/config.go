@@ -65,8 +65,9 @@ const (
 	// dictionary follows version 4's rule up to noisyDictionaryMax
 	// observations and the values are not warped (noise.go,
 	// docs/robust.md). Version 8 is version 7 with the warp's test made
-	// on the space-filling start of the study (warpDecisionPoints,
-	// warp.go).
+	// on the start of the study (the initial design's skewness and the
+	// first warpDecisionPoints evaluations, warp.go) and the exact core's
+	// floored pivots (deadPivots off, gp.DTC.SetDeadPivots).
 	LatestVersion = 8
 	// DefaultFitEvery is the warm refit period of version 2 (see Fit).
 	DefaultFitEvery = 10
@@ -225,7 +226,7 @@ type Config struct {
 	// before this field existed, which DecodeConfig keeps). Empty with one
 	// objective.
 	MOAcquisition string `json:"mo_acquisition,omitempty"`
-	// Lazy makes a UCB policy on a fixed arm set (bkb, gp-ucb, bbkb) read
+	// Lazy makes a UCB policy on a fixed arm set (bkb, gp-ucb) read
 	// only the arms that can win (bandit.Options.Lazy, lazy.go). Stored
 	// studies without it replay as written.
 	Lazy bool `json:"lazy,omitempty"`
