@@ -1,6 +1,10 @@
 package study
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // lazyPolicies are the policies that can read only the arms that can win
 // (Config.Lazy): UCB on a fixed arm set.
@@ -16,12 +20,8 @@ func (c *Config) normalizeLazy() error {
 	if c.Eliminate && !c.Lazy {
 		return fmt.Errorf("study: eliminate needs lazy")
 	}
-	ok := false
-	for _, p := range lazyPolicies {
-		ok = ok || p == c.Policy
-	}
-	if !ok {
-		return fmt.Errorf("study: lazy needs a UCB policy on a fixed arm set (%v), not policy %s", lazyPolicies, c.Policy)
+	if !slices.Contains(lazyPolicies, c.Policy) {
+		return fmt.Errorf("study: lazy needs a UCB policy on a fixed arm set (%s), not policy %s", strings.Join(lazyPolicies, " or "), c.Policy)
 	}
 	if c.grows() {
 		return fmt.Errorf("study: lazy scores a fixed arm set: use candidates %s (candidates %s makes new points)", CandidatesFixed, CandidatesGrow)
