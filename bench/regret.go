@@ -34,11 +34,11 @@ type RegretVariant struct {
 //   - "bkb-v3": version 3 defaults (BKB's fitted noise floored at 1e-3,
 //     no noise handling);
 //   - "bkb-v2": version 2 defaults (constant beta 2), the previous ones;
-//   - "bkb-v5": version 5 (opt-in: resparsification when due, the exact
+//   - "bkb-v5": version 5 (resparsification when due, the exact
 //     core for near-dependent points; docs/long-studies.md);
-//   - "bkb-v6": version 6 (opt-in: version 5 with output warping and local
+//   - "bkb-v6": version 6 (version 5 with output warping and local
 //     quadratic steps; docs/robust.md);
-//   - "bkb-v7": version 7 (opt-in: version 6 with version 4's dictionary
+//   - "bkb-v7": version 7 (version 6 with version 4's dictionary
 //     rule and no warp while the fitted noise is heavy; docs/robust.md);
 //   - "bkb-v8": version 8, the same as "bkb" (version 7 with the warp's
 //     test made on the first evaluations; docs/robust.md);
