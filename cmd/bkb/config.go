@@ -165,7 +165,7 @@ func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
 	fs.BoolVar(&c.minimize, "minimize", false, "minimize the objective (the default)")
 	fs.IntVar(&c.init, "init", 0, "initial design size: random arms before the policy starts (default max(5, 2d), d the number of parameters)")
 	fs.BoolVar(&c.noStd, "no-standardize", false, "tell the GP raw values instead of values standardized by the initial design")
-	fs.StringVar(&c.warp, "warp", "", "transform of the values the GP is told: auto (a Box-Cox power fitted by likelihood, for values that span orders of magnitude), log or none (an affine map; the default of new studies; auto in version 6 studies: docs/robust.md)")
+	fs.StringVar(&c.warp, "warp", "", "transform of the values the GP is told: auto (a Box-Cox power fitted by likelihood, for values that span orders of magnitude; the default of new studies, from version 6 on), log or none (an affine map; the default of versions 1 to 5): docs/robust.md")
 	fs.IntVar(&c.maxFailures, "max-failures", 10, "stop the run after this many failed evaluations (0: never)")
 	fs.IntVar(&c.version, "config-version", 0, fmt.Sprintf("configuration version of a new study, 1 to %d (default %d: the long-study engine of docs/long-studies.md, with output warping and local steps, docs/robust.md; 4 gives the defaults before them, docs/optimizer.md)", study.LatestVersion, study.CurrentVersion))
 	fs.StringVar(&c.pruner, "pruner", "none", "stop trials early on their reported values: none, median, asha, hyperband, bound or curve, with settings as in 'median:startup=5,warmup=0,interval=1' (docs/pruning.md)")
