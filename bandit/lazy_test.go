@@ -73,14 +73,7 @@ func TestLazyGPUCBEqualsFullScan(t *testing.T) {
 			}
 			noise := rand.New(rand.NewPCG(uint64(ci), 11))
 			for s := 1; s <= steps; s++ {
-				a, err := full.Ask()
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, err := lazy.Ask()
-				if err != nil {
-					t.Fatal(err)
-				}
+				a, b := askBoth(t, full, lazy)
 				if a != b {
 					t.Fatalf("step %d: full scan asks for arm %d, lazy for %d", s, a, b)
 				}
@@ -113,14 +106,7 @@ func TestLazyGPUCBPending(t *testing.T) {
 	for round := 0; round < 60; round++ {
 		var batch []int
 		for k := 0; k < 3; k++ {
-			a, err := full.Ask()
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := lazy.Ask()
-			if err != nil {
-				t.Fatal(err)
-			}
+			a, b := askBoth(t, full, lazy)
 			if a != b {
 				t.Fatalf("round %d ask %d: full scan %d, lazy %d", round, k, a, b)
 			}
@@ -163,14 +149,7 @@ func TestLazyBKB(t *testing.T) {
 			best = math.Max(best, v)
 		}
 		for s := 1; s <= steps; s++ {
-			a, err := full.Ask()
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := lazy.Ask()
-			if err != nil {
-				t.Fatal(err)
-			}
+			a, b := askBoth(t, full, lazy)
 			if a == b {
 				same++
 			}
@@ -265,14 +244,7 @@ func TestLazyMarkPending(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			a, err := full.Ask()
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := lazy.Ask()
-			if err != nil {
-				t.Fatal(err)
-			}
+			a, b := askBoth(t, full, lazy)
 			if a != b {
 				t.Fatalf("dtc %v, step %d: full scan %d, lazy %d", dtc, s, a, b)
 			}
@@ -300,4 +272,17 @@ func TestLazyBBKBRejected(t *testing.T) {
 			t.Errorf("options %+v: no error", o)
 		}
 	}
+}
+
+// askBoth asks the full scan and the lazy policy for their next arms.
+func askBoth(t *testing.T, full, lazy *GP) (a, b int) {
+	t.Helper()
+	a, err := full.Ask()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err = lazy.Ask(); err != nil {
+		t.Fatal(err)
+	}
+	return a, b
 }

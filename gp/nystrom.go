@@ -3,6 +3,7 @@ package gp
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/bkb-go/bkb/internal/chol"
 	"github.com/bkb-go/bkb/kernel"
@@ -112,18 +113,7 @@ func (n *Nystrom) KernelColumn(dst, x []float64) {
 // coordinates, or -1.
 func (n *Nystrom) twin(x []float64) int {
 	for j := 0; j < n.Size(); j++ {
-		if n.dead[j] {
-			continue
-		}
-		p := n.points[j*n.dim : (j+1)*n.dim]
-		same := true
-		for i, v := range p {
-			if x[i] != v {
-				same = false
-				break
-			}
-		}
-		if same {
+		if !n.dead[j] && slices.Equal(n.points[j*n.dim:(j+1)*n.dim], x[:n.dim]) {
 			return j
 		}
 	}
