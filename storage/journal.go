@@ -293,11 +293,11 @@ func parseHeader(b []byte) (Header, error) {
 }
 
 func parseRecord(b []byte) (Record, error) {
-	var r Record
 	if b[0] != '{' {
-		return r, errors.New("not a JSON object")
+		return Record{}, errors.New("not a JSON object")
 	}
-	if err := json.Unmarshal(b, &r); err != nil {
+	r, err := decodeRecord(b)
+	if err != nil {
 		return r, err
 	}
 	return r, r.Validate()

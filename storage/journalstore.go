@@ -203,6 +203,9 @@ func (s *JournalStore) catchUp(locked bool) error {
 	if _, err := s.f.ReadAt(buf, s.off); err != nil {
 		return fmt.Errorf("storage: %s: read: %w", s.path, err)
 	}
+	// One growth of the records for the lines read, not a doubling
+	// series: a long journal is read whole by every command.
+	s.records = slices.Grow(s.records, bytes.Count(buf, []byte{'\n'}))
 	for len(buf) > 0 {
 		i := bytes.IndexByte(buf, '\n')
 		complete := i >= 0
