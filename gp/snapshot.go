@@ -133,13 +133,14 @@ func DecodeDTC(k kernel.Kernel, rd *snapenc.Reader) (*DTC, error) {
 		r.setStride(stride)
 	}
 	r.m = m
-	for j := 0; j < n; j++ {
-		z := rd.Floats()
-		if len(z) != m {
-			rd.Fail("embedding row %d has %d coordinates, want %d", j, len(z), m)
-			break
+	for j := 0; j < n && rd.Err() == nil; j++ {
+		if m == 0 {
+			if k := rd.Len(8); k != 0 {
+				rd.Fail("embedding row %d has %d coordinates, want 0", j, k)
+			}
+			continue
 		}
-		r.store(j, z)
+		rd.FloatsInto(r.slot(j)[:m])
 	}
 	g.nc = rd.Int()
 	g.count = rd.Ints()

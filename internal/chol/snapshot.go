@@ -29,12 +29,7 @@ func (f *Factor) Decode(r *snapenc.Reader) {
 		return
 	}
 	*f = Factor{n: n, stride: stride, data: make([]float64, size), jitter: f.jitter, jittered: f.jittered}
-	for i := 0; i < n; i++ {
-		row := r.Floats()
-		if len(row) != i+1 {
-			r.Fail("factor row %d has %d entries", i, len(row))
-			return
-		}
-		copy(f.data[i*stride:], row)
+	for i := 0; i < n && r.Err() == nil; i++ {
+		r.FloatsInto(f.data[i*stride : i*stride+i+1])
 	}
 }

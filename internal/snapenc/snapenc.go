@@ -51,9 +51,11 @@ func (w *Writer) Bool(v bool) {
 // Floats appends len(v) and v.
 func (w *Writer) Floats(v []float64) {
 	w.Int(len(v))
-	w.buf = slices.Grow(w.buf, 8*len(v))
-	for _, x := range v {
-		w.buf = binary.LittleEndian.AppendUint64(w.buf, math.Float64bits(x))
+	n := len(w.buf)
+	w.buf = slices.Grow(w.buf, 8*len(v))[:n+8*len(v)]
+	b := w.buf[n:]
+	for i, x := range v {
+		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
 	}
 }
 
@@ -177,6 +179,24 @@ func (r *Reader) Floats() []float64 {
 		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
 	}
 	return v
+}
+
+// FloatsInto reads a slice of float64 that Floats wrote into dst, which
+// must have its length exactly: the tables of a snapshot (tens of MB of
+// embedding rows) are read into the posterior's storage without a
+// slice allocated per row.
+func (r *Reader) FloatsInto(dst []float64) {
+	n := r.Len(8)
+	if r.err == nil && n != len(dst) {
+		r.Fail("%d numbers where %d are expected", n, len(dst))
+	}
+	b := r.take(8 * n)
+	if b == nil {
+		return
+	}
+	for i := range dst {
+		dst[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+	}
 }
 
 // Ints reads a slice of int (nil for length 0).
