@@ -216,6 +216,8 @@ func Load(ctx context.Context, st storage.Storage, name string, opts ...Options)
 	if _, err := s.cfg.BuildArms(); err != nil {
 		return nil, fmt.Errorf("study %s: %w", name, err)
 	}
+	s.records = slices.Grow(s.records, len(recs))
+	s.digests = slices.Grow(s.digests, len(recs))
 	for _, r := range recs {
 		// What the engine would refuse first is checked without it.
 		if err := s.cfg.Space.Check(r.X); err != nil {

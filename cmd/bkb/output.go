@@ -2,13 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -162,17 +163,36 @@ func newResult(sp *spec, nArms int, trials []study.TrialResult, top int) *result
 			r.Pending++
 		}
 	}
-	sort.SliceStable(done, func(i, j int) bool { return study.Better(done[i].Value, done[j].Value, cfg.Direction) })
+	// Sorted by index, not by moving the results: a stable sort moves
+	// its elements O(n log n) times, and a TrialResult is a large struct.
+	order := make([]int, len(done))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		switch {
+		case study.Better(done[a].Value, done[b].Value, cfg.Direction):
+			return -1
+		case study.Better(done[b].Value, done[a].Value, cfg.Direction):
+			return 1
+		}
+		return 0
+	})
+	sorted := make([]study.TrialResult, len(done))
+	for i, k := range order {
+		sorted[i] = done[k]
+	}
+	done = sorted
 	// One row per point (policies may evaluate a point again), with the
 	// best of its values.
 	evals := map[string]int{}
 	for _, t := range done {
-		evals[fmt.Sprint(t.X)]++
+		evals[pointKey(t.X)]++
 	}
 	seen := map[string]bool{}
 	i := -1
 	for _, t := range done {
-		key := fmt.Sprint(t.X)
+		key := pointKey(t.X)
 		if seen[key] {
 			continue
 		}
@@ -619,4 +639,15 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return fmt.Sprintf(many, n)
+}
+
+// pointKey returns a map key that is equal for two points exactly when
+// their coordinates are the same float64s (the bits, not a formatting:
+// a status of 10,000 trials spent a fifth of its time in fmt.Sprint).
+func pointKey(x []float64) string {
+	b := make([]byte, 0, 8*len(x))
+	for _, v := range x {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+	}
+	return string(b)
 }
