@@ -87,13 +87,15 @@ func readSnapshotFile(f *os.File, withData bool) (Snapshot, error) {
 		}
 		// One buffer of the file's size (io.ReadAll would grow its own
 		// from 512 bytes, copying and clearing a 40 MB snapshot's bytes
-		// about twice over); one byte more shows a file that grew.
-		var buf bytes.Buffer
-		buf.Grow(int(st.Size()) + bytes.MinRead)
-		if _, err := buf.ReadFrom(io.LimitReader(f, st.Size()+1)); err != nil {
+		// about twice over, and bytes.Buffer.Grow clears what it
+		// allocates; a fresh large allocation is already zero); one byte
+		// more shows a file that grew.
+		buf := make([]byte, st.Size()+1)
+		n, err := io.ReadFull(f, buf)
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 			return Snapshot{}, err
 		}
-		all = buf.Bytes()
+		all = buf[:n]
 		if len(all) < len(snapshotMagic)+4 {
 			return bad("truncated")
 		}

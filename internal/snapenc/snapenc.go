@@ -25,7 +25,13 @@ func (w *Writer) Bytes() []byte { return w.buf }
 // (the previous one's) is encoded without the copies of a doubling
 // buffer: tens of MB copied and cleared at every save of a long study.
 func (w *Writer) Grow(n int) {
-	if n > 0 {
+	switch {
+	case n <= 0:
+	case w.buf == nil:
+		// make, not slices.Grow: append's growth clears the new memory,
+		// and a large fresh allocation needs no clearing.
+		w.buf = make([]byte, 0, n)
+	default:
 		w.buf = slices.Grow(w.buf, n)
 	}
 }
