@@ -39,7 +39,9 @@ var ErrNoSnapshot = errors.New("no snapshot")
 // long as their process.
 type Snapshots interface {
 	// SaveSnapshot replaces the study's snapshot with s, atomically: a
-	// reader sees the old one or the new one, never a part.
+	// reader sees the old one or the new one, never a part. Like
+	// io.Writer.Write, it must not retain s.Data once it returns: the
+	// study encodes its next snapshot into the same buffer.
 	SaveSnapshot(ctx context.Context, name string, s Snapshot) error
 	// LoadSnapshot returns the study's snapshot (without Data unless
 	// withData), or an error wrapping ErrNoSnapshot.
@@ -90,7 +92,9 @@ func readSnapshotFile(f *os.File, withData bool) (Snapshot, error) {
 		// about twice over, and bytes.Buffer.Grow clears what it
 		// allocates; a fresh large allocation is already zero); one byte
 		// more shows a file that grew.
-		buf := make([]byte, st.Size()+1)
+		// The capacity beyond holds the study's next snapshot, a little
+		// larger, when it encodes it into this buffer (study: spare).
+		buf := make([]byte, st.Size()+1, st.Size()+1+st.Size()/16+1<<16)
 		n, err := io.ReadFull(f, buf)
 		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 			return Snapshot{}, err

@@ -479,6 +479,9 @@ func (s *Study) restore(ctx context.Context) (*engine, int) {
 	}
 	s.snapPolicy = eng.policySeconds
 	s.snapBytes = len(snap.Data)
+	// The engine copied what it decoded: the buffer is free once no
+	// restore can read it again (saveSnapshot, after Ask's last restore).
+	s.spare = snap.Data[:0]
 	return eng, snap.Records
 }
 
@@ -496,9 +499,15 @@ func (s *Study) saveSnapshot(ctx context.Context) {
 	}
 	start := time.Now()
 	k := len(s.records)
-	var w snapenc.Writer
+	w := snapenc.NewWriter(s.spare)
+	if s.preloadDone && len(s.preloaded.Data) > 0 && cap(s.spare) > 0 && &s.preloaded.Data[:1][0] == &s.spare[:1][0] {
+		// The spare is the preloaded snapshot's buffer: no restore of
+		// this Ask may decode it once it is overwritten.
+		s.preloaded, s.preloadErr = storage.Snapshot{}, errors.New("snapshot buffer reused")
+	}
+	s.spare = nil
 	w.Grow(s.snapBytes + s.snapBytes/32 + 1<<12)
-	err := s.eng.encode(&w)
+	err := s.eng.encode(w)
 	var meta []byte
 	if err == nil {
 		meta, err = json.Marshal(s.eng.meta(k))
@@ -508,6 +517,7 @@ func (s *Study) saveSnapshot(ctx context.Context) {
 	}
 	s.saveCost = time.Since(start).Seconds()
 	s.snapBytes = len(w.Bytes())
+	s.spare = w.Bytes()[:0] // SaveSnapshot does not retain it
 	s.snapPolicy = s.eng.policySeconds
 	if err != nil {
 		s.notify("study %s: snapshot not saved: %v", s.name, err)

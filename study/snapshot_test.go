@@ -331,3 +331,75 @@ func TestCopyKeepsSnapshot(t *testing.T) {
 		t.Fatalf("the copy did not restore the snapshot (engine %v, from record %d of %d)", eng != nil, from, len(c.records))
 	}
 }
+
+// TestSnapshotAskTellLoop: the shell loop of `bkb ask` and `bkb tell`,
+// each a new process: every trial after the first 20 is asked by a new
+// Study that restores the newest snapshot, saves the next one into the
+// restored snapshot's buffer and is then dropped. The points equal the
+// uninterrupted run's, bit for bit, and no snapshot is ever refused.
+func TestSnapshotAskTellLoop(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := snapshotConfig("bkb")
+	cfg.Budget = 45
+	f := snapshotObjective(true)
+	ref, err := Create(ctx, storage.NewMemory(), "ref", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := runTrials(t, ref, cfg.Budget, f, false)
+
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	var notes []string
+	opts := Options{Notify: func(m string) { notes = append(notes, m) }}
+	open := func() *Study {
+		st, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		s, err := Load(ctx, st, "", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	st, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := Create(ctx, st, "s", cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := runTrials(t, first, 20, f, false)
+	forceSnapshot(first)
+	st.Close()
+	restored := 0
+	for len(got) < cfg.Budget {
+		s := open()
+		tr, err := s.Ask(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.spare != nil || s.snapBytes > 0 {
+			restored++
+		}
+		forceSnapshot(s)
+		got = append(got, tr)
+		if err := open().Tell(ctx, tr.Number, f(tr)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(notes) > 0 {
+		t.Errorf("notes: %q", notes)
+	}
+	if restored != cfg.Budget-20 {
+		t.Errorf("%d of %d asks restored a snapshot", restored, cfg.Budget-20)
+	}
+	for i := range want {
+		if !samePoint(got[i].X, want[i].X) {
+			t.Fatalf("trial %d: %v in the ask/tell loop, %v uninterrupted", i, got[i].X, want[i].X)
+		}
+	}
+}

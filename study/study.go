@@ -153,6 +153,11 @@ type Study struct {
 	// snapBytes is the size of the newest snapshot's data this process
 	// saved or restored: the next encoding starts with that much room.
 	snapBytes int
+	// spare is a buffer no longer in use that the next snapshot is
+	// encoded into (the data of the snapshot restored, once decoded, or
+	// of the last one saved): a long study's snapshot is tens of MB, and
+	// fresh memory of that size costs its page faults at every save.
+	spare []byte
 	// preloaded is the snapshot Ask read before taking the storage's
 	// lock, for restore (preloadDone: it was read, whatever it holds).
 	preloaded   storage.Snapshot

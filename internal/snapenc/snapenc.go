@@ -18,6 +18,10 @@ import (
 // Writer appends values to a byte slice.
 type Writer struct{ buf []byte }
 
+// NewWriter returns a Writer that appends to buf[:0], reusing its
+// storage.
+func NewWriter(buf []byte) *Writer { return &Writer{buf: buf[:0]} }
+
 // Bytes returns the encoded bytes.
 func (w *Writer) Bytes() []byte { return w.buf }
 
@@ -26,8 +30,8 @@ func (w *Writer) Bytes() []byte { return w.buf }
 // buffer: tens of MB copied and cleared at every save of a long study.
 func (w *Writer) Grow(n int) {
 	switch {
-	case n <= 0:
-	case w.buf == nil:
+	case n <= cap(w.buf)-len(w.buf):
+	case len(w.buf) == 0:
 		// make, not slices.Grow: append's growth clears the new memory,
 		// and a large fresh allocation needs no clearing.
 		w.buf = make([]byte, 0, n)
