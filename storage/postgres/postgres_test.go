@@ -184,6 +184,15 @@ func TestConcurrentOpen(t *testing.T) {
 	if n != 1 || v != postgres.SchemaVersion {
 		t.Fatalf("schema_version: %d rows, version %d; want 1 row, %d", n, v, postgres.SchemaVersion)
 	}
+	// Snapshots are stored out of line, uncompressed ('e', external).
+	var storage string
+	if err := s.Pool().QueryRow(context.Background(),
+		`SELECT attstorage::text FROM pg_attribute WHERE attrelid = 'bkb_snapshots'::regclass AND attname = 'data'`).Scan(&storage); err != nil {
+		t.Fatal(err)
+	}
+	if storage != "e" {
+		t.Errorf("bkb_snapshots.data has storage %q, want e (external)", storage)
+	}
 }
 
 // TestCopyJournal: a journal study copied into PostgreSQL and back is the
