@@ -205,7 +205,9 @@ func (s *JournalStore) catchUp(locked bool) error {
 	}
 	// One growth of the records for the lines read, not a doubling
 	// series: a long journal is read whole by every command.
-	s.records = slices.Grow(s.records, bytes.Count(buf, []byte{'\n'}))
+	lines := bytes.Count(buf, []byte{'\n'})
+	s.records = slices.Grow(s.records, lines)
+	s.tracker.completed = slices.Grow(s.tracker.completed, lines/2)
 	for len(buf) > 0 {
 		i := bytes.IndexByte(buf, '\n')
 		complete := i >= 0
@@ -254,7 +256,7 @@ func (s *JournalStore) catchUp(locked bool) error {
 			if err != nil {
 				return lerr(fmt.Errorf("invalid record: %w", err))
 			}
-			if err := s.tracker.add(rec); err != nil {
+			if err := s.tracker.addOwned(rec); err != nil {
 				return lerr(err)
 			}
 			s.records = append(s.records, rec)

@@ -135,15 +135,21 @@ func (t *tracker) check(r Record) error {
 	return nil
 }
 
-// add checks r and applies it.
+// add checks r and applies it (a copy: the caller keeps r).
 func (t *tracker) add(r Record) error {
-	if err := t.check(r); err != nil {
-		return err
-	}
 	r.X = slices.Clone(r.X)
 	if r.Y != nil {
 		y := *r.Y
 		r.Y = &y
+	}
+	return t.addOwned(r)
+}
+
+// addOwned is add for a record that nothing else refers to (one just
+// decoded from a line): it is kept as it is.
+func (t *tracker) addOwned(r Record) error {
+	if err := t.check(r); err != nil {
+		return err
 	}
 	t.dim = len(r.X)
 	t.next = max(t.next, r.Trial+1)
