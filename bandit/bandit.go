@@ -113,22 +113,23 @@ type Options struct {
 	// (gp.DTC.SetDeadPivots): studies of configuration versions 5 to 7
 	// replay with it.
 	DeadPivots bool
-	// Lazy makes a UCB policy (GP-UCB or BKB) read only the arms that can
-	// win: it keeps the rows of a working set of arms current and, for
-	// every other arm, an upper bound of its UCB that is cheap to carry
-	// forward; an Ask visits the arms whose bound is above the best UCB
-	// in the working set, best bound first, computing their rows (lazy.go,
-	// docs/scaling.md). For GP-UCB the bound is proven and the arms
-	// chosen are the full scan's; for BKB the part of the bound that
-	// covers dictionary changes is measured, see LazyCheck.
+	// Lazy makes a UCB policy (GP-UCB, BKB or BBKB) read only the arms
+	// that can win: it keeps the rows of a working set of arms current
+	// and, for every other arm, an upper bound of its UCB that is cheap to
+	// carry forward; an Ask visits the arms whose bound is above the best
+	// UCB in the working set, best bound first, computing their rows
+	// (lazy.go, bbkb_lazy.go, docs/scaling.md). For GP-UCB the bound is
+	// proven and the arms chosen are the full scan's; for BKB and BBKB the
+	// part of the bound that covers dictionary changes is measured, see
+	// LazyCheck.
 	Lazy bool
 	// Eliminate (with Lazy) removes for good every arm whose UCB is below
 	// the largest lower confidence bound mu - beta sigma: it can never be
 	// the best arm when the confidence bounds hold.
 	Eliminate bool
 	// LazyCheck (with Lazy) computes every arm's exact UCB at every Ask
-	// and counts the arms above their bound in Stats.BoundViolations: a
-	// debug check, O(A m^2) per step.
+	// (BBKB: at the start of every batch) and counts the arms above their
+	// bound in Stats.BoundViolations: a debug check, O(A m^2) per step.
 	LazyCheck bool
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -145,6 +146,11 @@ type toldObs struct {
 // recomputed, O(m^2) once per batch for its embedding and O(m b) for the
 // b fantasies so far; each observation costs O(A m) in the DTC.
 //
+// With Options.Lazy a batch reads only the arms that can still win
+// (bbkb_lazy.go): the posterior's candidates are a working set of arms,
+// Posterior's included, and the arms chosen are the full scan's whenever
+// the lazy bounds hold.
+//
 // BBKB is not safe for concurrent use: a caller with several workers
 // serialises Ask and Tell.
 type BBKB struct {
@@ -192,6 +198,16 @@ type BBKB struct {
 
 	logdet float64
 	stats  BatchStats
+
+	// Lazy (bbkb_lazy.go): lz holds the working set's posterior (dtc is
+	// its DTC, whose candidates are the working set) and the bounds;
+	// meanA is the batch-start mean by arm (means aliases it), valid where
+	// ver >= 0 (ver -1: ucb is a bound); the embeddings are a pool of rows,
+	// embSlot[arm] the row of an arm or -1, embArms the arm of each row.
+	lz      *GP
+	meanA   []float64
+	embSlot []int32
+	embArms []int
 }
 
 // NewBBKB returns Batched BKB over the arms (rows).
@@ -218,9 +234,8 @@ func NewBBKB(arms *mat.Dense, opt BBKBOptions) (*BBKB, error) {
 	if err := opt.validate(); err != nil {
 		return nil, err
 	}
-	if opt.Lazy || opt.Eliminate || opt.LazyCheck {
-		// Not silently a full scan: the lazy step is GP-UCB's and BKB's.
-		return nil, errors.New("bandit: BBKB does not support Lazy, Eliminate or LazyCheck yet; use NewBKB or NewGPUCB for a lazy step")
+	if (opt.Eliminate || opt.LazyCheck) && !opt.Lazy {
+		return nil, errors.New("bandit: Eliminate and LazyCheck need Lazy")
 	}
 	if opt.LogDet != nil {
 		if err := opt.LogDet.Validate(); err != nil {
@@ -231,14 +246,17 @@ func NewBBKB(arms *mat.Dense, opt BBKBOptions) (*BBKB, error) {
 		return nil, fmt.Errorf("bandit: qbar must be positive, got %v", opt.Qbar)
 	}
 	n, d := arms.Dims()
-	g, err := gp.NewDTC(opt.Kernel, d, opt.Lambda)
-	if err != nil {
-		return nil, err
-	}
-	g.SetLegacyCore(opt.LegacyCore)
-	g.SetDeadPivots(opt.DeadPivots)
-	if err := g.SetCandidates(arms); err != nil {
-		return nil, err
+	var g *gp.DTC
+	if !opt.Lazy {
+		var err error
+		if g, err = gp.NewDTC(opt.Kernel, d, opt.Lambda); err != nil {
+			return nil, err
+		}
+		g.SetLegacyCore(opt.LegacyCore)
+		g.SetDeadPivots(opt.DeadPivots)
+		if err := g.SetCandidates(arms); err != nil {
+			return nil, err
+		}
 	}
 	ny, err := gp.NewNystrom(opt.Kernel, d)
 	if err != nil {
@@ -255,6 +273,11 @@ func NewBBKB(arms *mat.Dense, opt BBKBOptions) (*BBKB, error) {
 	for _, v := range diag {
 		p.kappa2 = math.Max(p.kappa2, v)
 	}
+	if opt.Lazy {
+		if err := p.lazyInit(); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
 }
 
@@ -268,9 +291,13 @@ func (p *BBKB) Posterior() *gp.DTC { return p.dtc }
 func (p *BBKB) Stats() Stats {
 	_, j := p.dtc.Jitter()
 	nu := p.dtc.Numerics()
-	return Stats{Observations: p.dtc.Len(), DictionarySize: p.dtc.DictionarySize(),
+	s := Stats{Observations: p.dtc.Len(), DictionarySize: p.dtc.DictionarySize(),
 		DictionaryChanges: p.dtc.DictionaryChanges(), SumVariance: p.dtc.EffectiveDimension(), Jitter: j,
 		VarianceClamps: nu.VarianceClamps, RetryJitter: nu.RetryJitter}
+	if p.lz != nil {
+		p.lz.lz.stats(&s)
+	}
+	return s
 }
 
 // BatchStats reports the batching so far.
@@ -345,17 +372,24 @@ func (p *BBKB) ensureBasis() error {
 	p.changes = p.dtc.DictionaryChanges()
 	p.ny.Reset()
 	for _, r := range p.dtc.Dictionary() {
+		if p.lz != nil {
+			r = p.lz.lz.warm[r] // a row of the working set: its arm
+		}
 		p.ny.Add(p.arms.RawRowView(r), nil)
 	}
 	m := p.ny.Size()
 	p.m = m
-	if need := p.n * m; cap(p.emb) < need {
+	if p.lz != nil {
+		p.lazyResetEmbed()
+	} else if need := p.n * m; cap(p.emb) < need {
 		p.emb = make([]float64, need)
 		for i := range p.embID {
 			p.embID[i] = 0
 		}
 	}
-	p.emb = p.emb[:p.n*m]
+	if p.lz == nil {
+		p.emb = p.emb[:p.n*m]
+	}
 	if cap(p.vbuf) < m*m {
 		p.vbuf = make([]float64, m*m)
 	}
@@ -371,8 +405,20 @@ func (p *BBKB) ensureBasis() error {
 		p.built = true
 		return nil
 	}
-	for i := 0; i < p.n; i++ {
-		c := p.dtc.Count(i)
+	observed := func(yield func(int) bool) {
+		for i := 0; i < p.n; i++ {
+			if !yield(i) {
+				return
+			}
+		}
+	}
+	count := p.dtc.Count
+	if p.lz != nil {
+		observed = slices.Values(p.lazyObserved())
+		count = func(i int) int { return p.lz.count[i] }
+	}
+	for i := range observed {
+		c := count(i)
 		if c == 0 {
 			continue
 		}
@@ -408,6 +454,9 @@ func (p *BBKB) observe(arm int, y float64) error {
 
 // embed returns z(x_i) in the batch's basis, computing it once per batch.
 func (p *BBKB) embed(i int) []float64 {
+	if p.lz != nil {
+		return p.lazyEmbed(i)
+	}
 	z := p.emb[i*p.m : (i+1)*p.m]
 	if p.embID[i] != p.basis {
 		p.ny.Embed(z, p.arms.RawRowView(i))
@@ -515,7 +564,8 @@ func (p *BBKB) afterChoice(c int) error {
 	}
 	k := len(p.dd)
 	for i, u := range p.ucb {
-		if u >= uc && p.ver[i] != k {
+		// ver -1 (lazy): a bound, refreshed when it leads (lazySelect).
+		if u >= uc && p.ver[i] != k && p.ver[i] >= 0 {
 			p.refresh(i)
 		}
 	}
@@ -531,7 +581,25 @@ func (p *BBKB) Ask() (int, error) {
 		return -1, ErrBatchFull
 	}
 	var arm int
-	if len(p.batch) == 0 {
+	switch {
+	case len(p.batch) == 0 && p.lz != nil:
+		if err := p.lazyStartBatch(); err != nil {
+			return -1, err
+		}
+		var err error
+		if p.dtc.Len() == 0 {
+			arm = p.rng.IntN(p.n)
+			err = p.lazyVisit(arm)
+		} else {
+			arm, err = p.lazySelect()
+			if arm < 0 && err == nil {
+				err = errors.New("bandit: every UCB is NaN, or every arm is eliminated")
+			}
+		}
+		if err != nil {
+			return -1, err
+		}
+	case len(p.batch) == 0:
 		p.startBatch()
 		if p.dtc.Len() == 0 {
 			arm = p.rng.IntN(p.n)
@@ -541,8 +609,15 @@ func (p *BBKB) Ask() (int, error) {
 				return -1, errors.New("bandit: every UCB is NaN")
 			}
 		}
-	} else {
-		arm = p.selectArm()
+	default:
+		if p.lz != nil {
+			var err error
+			if arm, err = p.lazySelect(); err != nil {
+				return -1, err
+			}
+		} else {
+			arm = p.selectArm()
+		}
 		if arm < 0 {
 			// Every arm is in the batch already: close it, and if nothing
 			// is left to wait for, update and open the next one.
@@ -586,8 +661,20 @@ func (p *BBKB) Tell(arm int, y float64) error {
 		}
 		return nil
 	case len(p.batch) > 0:
+		if p.lz != nil && p.ver[arm] < 0 {
+			// Its batch-start variance enters logdet at the update.
+			if err := p.lazyVisit(arm); err != nil {
+				return err
+			}
+		}
 		p.extra = append(p.extra, toldObs{arm, y})
 		return nil
+	case p.lz != nil:
+		if err := p.lz.lz.join(arm); err != nil {
+			return err
+		}
+		p.logdet += math.Log1p(p.dtc.Variances()[p.lz.lz.win[arm]])
+		return p.lazyObserve([]toldObs{{arm, y}})
 	default:
 		p.logdet += math.Log1p(p.dtc.Variances()[arm])
 		if err := p.observe(arm, y); err != nil {
@@ -621,10 +708,17 @@ func (p *BBKB) update() error {
 	for _, o := range p.extra {
 		p.logdet += math.Log1p(p.var0[o.arm])
 	}
-	for _, list := range [][]toldObs{p.told, p.extra} {
-		for _, o := range list {
-			if err := p.observe(o.arm, o.y); err != nil {
-				return err
+	if p.lz != nil {
+		obs := append(append([]toldObs(nil), p.told...), p.extra...)
+		if err := p.lazyObserve(obs); err != nil {
+			return err
+		}
+	} else {
+		for _, list := range [][]toldObs{p.told, p.extra} {
+			for _, o := range list {
+				if err := p.observe(o.arm, o.y); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -634,6 +728,9 @@ func (p *BBKB) update() error {
 	p.stats.MaxRatio = max(p.stats.MaxRatio, p.ratioBefore)
 	p.batch, p.told, p.extra = p.batch[:0], p.told[:0], p.extra[:0]
 	p.closed = false
+	if p.lz != nil {
+		return nil // lazyObserve resampled
+	}
 	return p.resample()
 }
 
@@ -660,8 +757,18 @@ func (p *BBKB) FantasyVariances(dst []float64) error {
 	if len(dst) != p.n {
 		return fmt.Errorf("bandit: destination has length %d, want %d", len(dst), p.n)
 	}
-	if len(p.batch) == 0 {
+	if len(p.batch) == 0 && p.lz == nil {
 		copy(dst, p.dtc.Variances())
+		return nil
+	}
+	if p.lz != nil && len(p.batch) == 0 {
+		for i := range dst {
+			_, v, err := p.lz.lazyPredict(i)
+			if err != nil {
+				return err
+			}
+			dst[i] = v
+		}
 		return nil
 	}
 	// Variances of the fantasies applied so far; a closed batch's last
@@ -678,10 +785,26 @@ func (p *BBKB) FantasyVariances(dst []float64) error {
 			}
 		}
 	}
+	var zbuf []float64
 	for i := range dst {
 		v := p.var0[i]
+		var z []float64
+		if p.lz != nil && p.ver[i] < 0 {
+			// Not visited (lazy): its batch-start variance and embedding,
+			// computed without joining the working set.
+			var err error
+			if _, v, err = p.lz.lazyPredict(i); err != nil {
+				return err
+			}
+			if p.m > 0 {
+				zbuf = slices.Grow(zbuf[:0], p.m)[:p.m]
+				p.ny.Embed(zbuf, p.arms.RawRowView(i))
+				z = zbuf
+			}
+		} else if p.m > 0 {
+			z = p.embed(i)
+		}
 		if p.m > 0 {
-			z := p.embed(i)
 			for j := 0; j < len(p.dd); j++ {
 				s := dotv(z, p.g[j*p.m:(j+1)*p.m])
 				v -= s * s / p.dd[j]

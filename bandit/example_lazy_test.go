@@ -42,3 +42,48 @@ func Example_lazy() {
 	// same arms as the full scan: true
 	// rows read below a quarter of the full scan's: true
 }
+
+// Example_lazyBBKB runs batched BKB with Options.Lazy on 10,000 arms,
+// batches of up to 4 arms (four workers): every arm is the full scan's,
+// and a batch reads a small part of the arms.
+func Example_lazyBBKB() {
+	unit := objectives.Box{Lower: []float64{0, 0}, Upper: []float64{1, 1}}
+	arms, err := objectives.Uniform(unit, 10000, 1)
+	if err != nil {
+		panic(err)
+	}
+	reward := func(x []float64) float64 {
+		return 3 * math.Exp(-((x[0]-0.3)*(x[0]-0.3)+(x[1]-0.7)*(x[1]-0.7))/0.02)
+	}
+	opt := bandit.BBKBOptions{Options: bandit.Options{Seed: 1, Lambda: 0.01}, MaxBatch: 4}
+	full, _ := bandit.NewBBKB(arms, opt)
+	opt.Lazy = true
+	lazy, err := bandit.NewBBKB(arms, opt)
+	if err != nil {
+		panic(err)
+	}
+	same := true
+	for batch := 0; batch < 100; batch++ {
+		var asked []int
+		for {
+			a, errA := full.Ask()
+			b, errB := lazy.Ask()
+			same = same && a == b && (errA == nil) == (errB == nil)
+			if errA != nil {
+				break // the batch is full
+			}
+			asked = append(asked, a)
+		}
+		for _, a := range asked {
+			y := reward(arms.RawRowView(a))
+			_ = full.Tell(a, y)
+			_ = lazy.Tell(a, y)
+		}
+	}
+	st := lazy.Stats()
+	fmt.Println("same arms as the full scan:", same)
+	fmt.Println("rows read below a quarter of the full scan's:", st.RowsRead < int64(st.Observations)*10000/4)
+	// Output:
+	// same arms as the full scan: true
+	// rows read below a quarter of the full scan's: true
+}

@@ -598,44 +598,60 @@ func (L *lazyState) join(arm int) error {
 }
 
 func (p *GP) lazyTell(arm int, y float64) error {
+	return p.lazyTellBatch([]toldObs{{arm, y}})
+}
+
+// lazyTellBatch adds the observations in order, then resamples the
+// dictionary once (BKB resamples after each observation, BBKB after each
+// batch). Between the observations S is fixed, so each adds its squared
+// normalized innovation to the running sum S (the proven part); the last
+// one is fused with the dictionary's change as lazyTell's only one is.
+func (p *GP) lazyTellBatch(obs []toldObs) error {
 	L := p.lz
-	if err := L.join(arm); err != nil {
-		return err
-	}
-	w := int(L.win[arm])
 	post := L.post()
-	n := len(L.warm)
-	if L.dtc != nil {
-		// The working set before the step, for the drift a dictionary
-		// change adds.
-		means, vars := post.Means(), post.Variances()
-		L.before = append(L.before[:0], means[:n]...)
-		L.befSD = L.befSD[:0]
-		for _, v := range vars[:n] {
-			L.befSD = append(L.befSD, math.Sqrt(math.Max(v, 0)))
+	var a2, a2T float64
+	var n int
+	for i, o := range obs {
+		arm, y := o.arm, o.y
+		if err := L.join(arm); err != nil {
+			return err
+		}
+		last := i == len(obs)-1
+		w := int(L.win[arm])
+		n = len(L.warm)
+		if L.dtc != nil && last {
+			// The working set before the step, for the drift a dictionary
+			// change adds.
+			means, vars := post.Means(), post.Variances()
+			L.before = append(L.before[:0], means[:n]...)
+			L.befSD = L.befSD[:0]
+			for _, v := range vars[:n] {
+				L.befSD = append(L.befSD, math.Sqrt(math.Max(v, 0)))
+			}
+		}
+		mean, v := post.Means()[w], math.Max(post.Variances()[w], 0)
+		r := y - mean
+		// a2: the squared normalized innovation. Exact posterior:
+		// r^2/(v + lambda). DTC with S fixed: r^2/(1 + z^T V^{-1} z); a2T,
+		// r^2/(1 + sigma~^2), is the exact posterior's with sigma~ in place
+		// of sigma, used on steps that change S (see below).
+		if L.dtc != nil {
+			a2 = r * r / (1 + L.dtc.LearnedVariance(w))
+			a2T = r * r / (1 + v)
+		} else {
+			a2 = r * r / (v + L.lam)
+			p.sumVar += v
+		}
+		if err := post.ObserveCandidate(w, y); err != nil {
+			return fmt.Errorf("bandit: arm %d: %w", arm, err)
+		}
+		p.count[arm]++
+		L.rowsRead += int64(n)
+		if L.dtc == nil || !last {
+			L.S += a2
 		}
 	}
-	mean, v := post.Means()[w], math.Max(post.Variances()[w], 0)
-	r := y - mean
-	// a2: the squared normalized innovation. Exact posterior:
-	// r^2/(v + lambda). DTC with S fixed: r^2/(1 + z^T V^{-1} z); a2T,
-	// r^2/(1 + sigma~^2), is the exact posterior's with sigma~ in place
-	// of sigma, used on steps that change S (see below).
-	var a2, a2T float64
-	if L.dtc != nil {
-		a2 = r * r / (1 + L.dtc.LearnedVariance(w))
-		a2T = r * r / (1 + v)
-	} else {
-		a2 = r * r / (v + L.lam)
-		p.sumVar += v
-	}
-	if err := post.ObserveCandidate(w, y); err != nil {
-		return fmt.Errorf("bandit: arm %d: %w", arm, err)
-	}
-	p.count[arm]++
-	L.rowsRead += int64(n)
 	if L.dtc == nil {
-		L.S += a2
 		return nil
 	}
 	// M of every stamp after the observation: the bound for the next Ask
@@ -651,7 +667,7 @@ func (p *GP) lazyTell(arm int, y float64) error {
 		added, removed, err = L.dtc.Resample(p.rng, p.opt.Qbar)
 	}
 	if err != nil {
-		return fmt.Errorf("bandit: resampling after arm %d: %w", arm, err)
+		return fmt.Errorf("bandit: resampling after arm %d: %w", obs[len(obs)-1].arm, err)
 	}
 	if added+removed == 0 {
 		L.S += a2

@@ -26,6 +26,8 @@ var LazyVariants = map[string]string{
 	"bkb-fresh-lazy": "BKB, fresh resampling every step, lazy",
 	"gp-ucb":         "exact GP-UCB, full scan",
 	"gp-ucb-lazy":    "exact GP-UCB, lazy",
+	"bbkb":           "batched BKB (adaptive batches, ratio 2), incremental resampling, full scan",
+	"bbkb-lazy":      "batched BKB (adaptive batches, ratio 2), incremental resampling, lazy",
 }
 
 // NewLazyPolicy builds a variant of LazyVariants with the settings of a
@@ -59,6 +61,12 @@ func NewLazyPolicy(variant string, arms *mat.Dense, lengthScale float64, seed ui
 	case "gp-ucb", "gp-ucb-lazy":
 		opt.Lazy = variant == "gp-ucb-lazy"
 		return bandit.NewGPUCB(arms, opt)
+	case "bbkb", "bbkb-lazy":
+		// Asked and told one arm at a time: the batch grows with the
+		// mean frozen and is observed when it closes (bandit.BBKB).
+		opt.Incremental = true
+		opt.Lazy = variant == "bbkb-lazy"
+		return bandit.NewBBKB(arms, bandit.BBKBOptions{Options: opt})
 	}
 	return nil, fmt.Errorf("bench: unknown lazy variant %q", variant)
 }

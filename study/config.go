@@ -226,7 +226,7 @@ type Config struct {
 	// before this field existed, which DecodeConfig keeps). Empty with one
 	// objective.
 	MOAcquisition string `json:"mo_acquisition,omitempty"`
-	// Lazy makes a UCB policy on a fixed arm set (bkb, gp-ucb) read
+	// Lazy makes a UCB policy on a fixed arm set (bkb, gp-ucb, bbkb) read
 	// only the arms that can win (bandit.Options.Lazy, lazy.go). Stored
 	// studies without it replay as written.
 	Lazy bool `json:"lazy,omitempty"`

@@ -170,7 +170,7 @@ func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
 	fs.IntVar(&c.version, "config-version", 0, fmt.Sprintf("configuration version of a new study, 1 to %d (default %d: the long-study engine of docs/long-studies.md, with output warping and local steps, docs/robust.md; 4 gives the defaults before them, docs/optimizer.md)", study.LatestVersion, study.CurrentVersion))
 	fs.StringVar(&c.pruner, "pruner", "none", "stop trials early on their reported values: none, median, asha, hyperband, bound or curve, with settings as in 'median:startup=5,warmup=0,interval=1' (docs/pruning.md)")
 	fs.IntVar(&c.minBatch, "min-batch", 0, "policy bbkb: keep a batch open until it holds this many arms (optimize: default --workers; 0: the paper's batch rule alone)")
-	fs.BoolVar(&c.lazy, "lazy", false, "policies bkb and gp-ucb on a fixed arm set: read only the arms that can win, the same points as the full scan for gp-ucb (docs/scaling.md)")
+	fs.BoolVar(&c.lazy, "lazy", false, "policies bkb, gp-ucb and bbkb on a fixed arm set: read only the arms that can win, the same points as the full scan for gp-ucb (docs/scaling.md)")
 	fs.BoolVar(&c.eliminate, "eliminate", false, "with --lazy: drop for good the arms whose UCB is below the largest lower confidence bound")
 	c.tradeoffFlags.register(fs)
 }
