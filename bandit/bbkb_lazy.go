@@ -4,8 +4,6 @@ import (
 	"errors"
 	"math"
 	"slices"
-
-	"github.com/bkb-go/bkb/acquisition"
 )
 
 // Lazy BBKB (BBKBOptions.Lazy): a batch reads only the arms that can win.
@@ -114,26 +112,51 @@ func (p *BBKB) lazyVisit(a int) error {
 	return nil
 }
 
-// lazySelect is selectArm for a lazy BBKB: the largest value, visiting
-// the arms whose value is a bound until the largest is current.
+// lazySelect is selectArm for a lazy BBKB: the largest current value
+// (ties to the lowest index), bringing current, largest stale value first,
+// every arm whose stale value (a bound, or a UCB before the batch's last
+// fantasies) could beat the best found: the arms selectArm refreshes, in
+// its order, with one pass over the arms instead of one per refresh.
 func (p *BBKB) lazySelect() (int, error) {
 	k := len(p.dd)
-	for {
-		a := acquisition.Argmax(p.ucb)
-		if a < 0 || math.IsInf(p.ucb[a], -1) {
-			return -1, nil
-		}
-		switch {
-		case p.ver[a] < 0:
-			if err := p.lazyVisit(a); err != nil {
-				return -1, err
-			}
-		case p.ver[a] == k:
-			return a, nil
-		default:
-			p.refresh(a)
+	best, bestArm := math.Inf(-1), -1
+	for a, u := range p.ucb {
+		if p.ver[a] == k && !math.IsNaN(u) && !math.IsInf(u, -1) && better(u, a, best, bestArm) {
+			best, bestArm = u, a
 		}
 	}
+	cand := p.cand[:0]
+	for a, u := range p.ucb {
+		if p.ver[a] != k && !math.IsNaN(u) && !math.IsInf(u, -1) && u >= best {
+			cand = append(cand, lazyCand{a, u})
+		}
+	}
+	slices.SortFunc(cand, func(x, y lazyCand) int {
+		if x.b != y.b {
+			if x.b > y.b {
+				return -1
+			}
+			return 1
+		}
+		return x.arm - y.arm
+	})
+	p.cand = cand
+	for _, c := range cand {
+		if !better(c.b, c.arm, best, bestArm) {
+			break // sorted: no later stale value can beat the best
+		}
+		if p.ver[c.arm] < 0 {
+			if err := p.lazyVisit(c.arm); err != nil {
+				return -1, err
+			}
+		} else {
+			p.refresh(c.arm)
+		}
+		if u := p.ucb[c.arm]; !math.IsNaN(u) && !math.IsInf(u, -1) && better(u, c.arm, best, bestArm) {
+			best, bestArm = u, c.arm
+		}
+	}
+	return bestArm, nil
 }
 
 // lazyObserve adds the observations in order, resamples the dictionary

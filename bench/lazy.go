@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -28,6 +29,8 @@ var LazyVariants = map[string]string{
 	"gp-ucb-lazy":    "exact GP-UCB, lazy",
 	"bbkb":           "batched BKB (adaptive batches, ratio 2), incremental resampling, full scan",
 	"bbkb-lazy":      "batched BKB (adaptive batches, ratio 2), incremental resampling, lazy",
+	"bbkb4":          "batched BKB, at most 4 arms a batch (four workers), incremental resampling, full scan",
+	"bbkb4-lazy":     "batched BKB, at most 4 arms a batch (four workers), incremental resampling, lazy",
 }
 
 // NewLazyPolicy builds a variant of LazyVariants with the settings of a
@@ -61,12 +64,16 @@ func NewLazyPolicy(variant string, arms *mat.Dense, lengthScale float64, seed ui
 	case "gp-ucb", "gp-ucb-lazy":
 		opt.Lazy = variant == "gp-ucb-lazy"
 		return bandit.NewGPUCB(arms, opt)
-	case "bbkb", "bbkb-lazy":
+	case "bbkb", "bbkb-lazy", "bbkb4", "bbkb4-lazy":
 		// Asked and told one arm at a time: the batch grows with the
 		// mean frozen and is observed when it closes (bandit.BBKB).
 		opt.Incremental = true
-		opt.Lazy = variant == "bbkb-lazy"
-		return bandit.NewBBKB(arms, bandit.BBKBOptions{Options: opt})
+		opt.Lazy = strings.HasSuffix(variant, "-lazy")
+		b := bandit.BBKBOptions{Options: opt}
+		if strings.HasPrefix(variant, "bbkb4") {
+			b.MaxBatch = 4
+		}
+		return bandit.NewBBKB(arms, b)
 	}
 	return nil, fmt.Errorf("bench: unknown lazy variant %q", variant)
 }
