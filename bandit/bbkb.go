@@ -149,7 +149,9 @@ type toldObs struct {
 // With Options.Lazy a batch reads only the arms that can still win
 // (bbkb_lazy.go): the posterior's candidates are a working set of arms,
 // Posterior's included, and the arms chosen are the full scan's whenever
-// the lazy bounds hold.
+// the lazy bounds hold. It pays with short batches (MaxBatch of a few
+// workers); a long batch of the ratio rule visits most arms, and then
+// costs a little more than the full scan (docs/scaling.md).
 //
 // BBKB is not safe for concurrent use: a caller with several workers
 // serialises Ask and Tell.
