@@ -103,9 +103,7 @@ func (s *recordScanner) number() (lit []byte, integer bool) {
 	case i < len(b) && b[i] == '0':
 		i++
 	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
+		i = digits(b, i)
 	default:
 		s.ok = false
 		return nil, false
@@ -113,12 +111,9 @@ func (s *recordScanner) number() (lit []byte, integer bool) {
 	integer = true
 	if i < len(b) && b[i] == '.' {
 		integer = false
-		i++
-		d := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == d {
+		if j := digits(b, i+1); j > i+1 {
+			i = j
+		} else {
 			s.ok = false
 			return nil, false
 		}
@@ -129,17 +124,23 @@ func (s *recordScanner) number() (lit []byte, integer bool) {
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		d := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == d {
+		if j := digits(b, i); j > i {
+			i = j
+		} else {
 			s.ok = false
 			return nil, false
 		}
 	}
 	s.i = i
 	return b[start:i], integer
+}
+
+// digits returns the index after the decimal digits of b from i.
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 func (s *recordScanner) float() float64 {
