@@ -408,19 +408,20 @@ func (p *BBKB) ensureBasis() error {
 		p.built = true
 		return nil
 	}
-	observed := func(yield func(int) bool) {
-		for i := 0; i < p.n; i++ {
-			if !yield(i) {
-				return
-			}
-		}
-	}
-	count := p.dtc.Count
+	// The observed arms in index order (the order of the sums), each
+	// with its count: every arm for the full scan, the working set's
+	// observed arms for a lazy one.
+	arms, count := p.n, p.dtc.Count
+	var observed []int
 	if p.lz != nil {
-		observed = slices.Values(p.lazyObserved())
-		count = func(i int) int { return p.lz.count[i] }
+		observed = p.lazyObserved()
+		arms, count = len(observed), func(i int) int { return p.lz.count[i] }
 	}
-	for i := range observed {
+	for k := range arms {
+		i := k
+		if observed != nil {
+			i = observed[k]
+		}
 		c := count(i)
 		if c == 0 {
 			continue

@@ -179,7 +179,7 @@ func (p *BBKB) lazyObserve(obs []toldObs) error {
 }
 
 // lazyObserved returns the observed arms in index order (the full scan's
-// order of V's sums) and their counts.
+// order of V's sums).
 func (p *BBKB) lazyObserved() []int {
 	var out []int
 	for _, a := range p.lz.lz.warm {
