@@ -87,13 +87,13 @@ func readSnapshotFile(f *os.File, withData bool) (Snapshot, error) {
 		if err != nil {
 			return Snapshot{}, err
 		}
-		// One buffer of the file's size (io.ReadAll would grow its own
-		// from 512 bytes, copying and clearing a 40 MB snapshot's bytes
-		// about twice over, and bytes.Buffer.Grow clears what it
-		// allocates; a fresh large allocation is already zero); one byte
-		// more shows a file that grew.
-		// The capacity beyond holds the study's next snapshot, a little
-		// larger, when it encodes it into this buffer (study: spare).
+		// One buffer of the file's size, one byte more to show a file
+		// that grew: io.ReadAll would grow its own from 512 bytes,
+		// copying and clearing a 40 MB snapshot's bytes about twice over,
+		// and bytes.Buffer.Grow clears what it allocates, where a fresh
+		// large allocation is already zero. The capacity beyond holds the
+		// study's next snapshot, a little larger, when it encodes it into
+		// this buffer (study.Study.spare).
 		buf := make([]byte, st.Size()+1, st.Size()+1+st.Size()/16+1<<16)
 		n, err := io.ReadFull(f, buf)
 		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
