@@ -610,7 +610,20 @@ func (p *GP) lazyTellBatch(obs []toldObs) error {
 	L := p.lz
 	post := L.post()
 	var a2, a2T float64
-	var n int
+	// keepBefore records the working set before the step, for the drift
+	// a dictionary change adds.
+	n := len(L.warm)
+	keepBefore := func() {
+		means, vars := post.Means(), post.Variances()
+		L.before = append(L.before[:0], means[:n]...)
+		L.befSD = L.befSD[:0]
+		for _, v := range vars[:n] {
+			L.befSD = append(L.befSD, math.Sqrt(math.Max(v, 0)))
+		}
+	}
+	if L.dtc != nil && len(obs) == 0 {
+		keepBefore() // BBKB: a batch whose arms were all dropped still resamples
+	}
 	for i, o := range obs {
 		arm, y := o.arm, o.y
 		if err := L.join(arm); err != nil {
@@ -620,14 +633,7 @@ func (p *GP) lazyTellBatch(obs []toldObs) error {
 		w := int(L.win[arm])
 		n = len(L.warm)
 		if L.dtc != nil && last {
-			// The working set before the step, for the drift a dictionary
-			// change adds.
-			means, vars := post.Means(), post.Variances()
-			L.before = append(L.before[:0], means[:n]...)
-			L.befSD = L.befSD[:0]
-			for _, v := range vars[:n] {
-				L.befSD = append(L.befSD, math.Sqrt(math.Max(v, 0)))
-			}
+			keepBefore()
 		}
 		mean, v := post.Means()[w], math.Max(post.Variances()[w], 0)
 		r := y - mean
@@ -667,6 +673,9 @@ func (p *GP) lazyTellBatch(obs []toldObs) error {
 		added, removed, err = L.dtc.Resample(p.rng, p.opt.Qbar)
 	}
 	if err != nil {
+		if len(obs) == 0 {
+			return fmt.Errorf("bandit: resampling after a batch with no observation: %w", err)
+		}
 		return fmt.Errorf("bandit: resampling after arm %d: %w", obs[len(obs)-1].arm, err)
 	}
 	if added+removed == 0 {

@@ -426,3 +426,65 @@ func askBoth(t *testing.T, full, lazy *GP) (a, b int) {
 	}
 	return a, b
 }
+
+// TestLazyBBKBDrop: batches whose arms are dropped (evaluations that
+// never report), some wholly, update lazy BBKB as they update the full
+// scan: every later ask returns the full scan's arm.
+func TestLazyBBKBDrop(t *testing.T) {
+	t.Parallel()
+	arms, vals := lazyProblem(t, objectives.Hartmann3(), 3000, 4)
+	o := BBKBOptions{Options: Options{Kernel: kernel.RBF{LengthScale: 0.2}, Lambda: 0.1, Seed: 3, Incremental: true}, MaxBatch: 3}
+	full, err := NewBBKB(arms, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Lazy, o.LazyCheck = true, true
+	lazy, err := NewBBKB(arms, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noise := rand.New(rand.NewPCG(2, 9))
+	var pending []int
+	batches := 0
+	for s := 1; s <= 400; s++ {
+		a, errA := full.Ask()
+		b, errB := lazy.Ask()
+		if (errA == nil) != (errB == nil) || a != b {
+			t.Fatalf("ask %d: full scan %d (%v), lazy %d (%v)", s, a, errA, b, errB)
+		}
+		if errA == nil {
+			pending = append(pending, a)
+			continue
+		}
+		if !errors.Is(errA, ErrBatchFull) {
+			t.Fatal(errA)
+		}
+		batches++
+		for k, a := range pending {
+			// Every third batch is dropped whole, in the others every
+			// second arm.
+			if batches%3 == 0 || k%2 == 1 {
+				if err := full.Drop(a); err != nil {
+					t.Fatal(err)
+				}
+				if err := lazy.Drop(a); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			y := vals[a] + 0.1*noise.NormFloat64()
+			if err := full.Tell(a, y); err != nil {
+				t.Fatal(err)
+			}
+			if err := lazy.Tell(a, y); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pending = pending[:0]
+	}
+	st := lazy.Stats()
+	t.Logf("%d batches, %d observations; working set %d; %d bound violations", batches, st.Observations, st.WorkingSet, st.BoundViolations)
+	if f := full.Stats(); f.Observations != st.Observations || f.DictionarySize != st.DictionarySize {
+		t.Errorf("%d observations, dictionary %d; the full scan's %d, %d", st.Observations, st.DictionarySize, f.Observations, f.DictionarySize)
+	}
+}
