@@ -39,7 +39,8 @@ import (
 // dictionary changes: after each step that changes S they grow by twice
 // the largest change of a working-set arm's mean (over sqrt(k(x,x))) and
 // increase of its standard deviation (over p(x)); the working set holds
-// the observed arms and the contenders, where the changes are largest.
+// the observed arms and the contenders, where the changes are largest
+// (BBKB's also holds probes spread over the arm set, bbkb_lazy.go).
 // That part is measured (LazyCheck counts violations), not proven.
 //
 // An Ask computes the exact UCB of W, then visits the arms outside W whose
@@ -95,6 +96,10 @@ type lazyState struct {
 	dead          []bool
 	alive         []int
 	ndead         int
+	// probe marks the arms kept in W for good so that the drift of a
+	// dictionary change is measured on arms spread over the arm set, not
+	// only near the data (lazy BBKB, probeArms).
+	probe []bool
 
 	S, D, E float64
 	// Stamps (DTC only): the weights w_c at each retirement, so that an
@@ -307,7 +312,7 @@ func (L *lazyState) retire(idx []int) error {
 func (p *GP) lazyKeep(w int) bool {
 	L := p.lz
 	a := L.warm[w]
-	if p.count[a] > 0 || slices.Contains(p.pending, a) {
+	if p.count[a] > 0 || slices.Contains(p.pending, a) || (L.probe != nil && L.probe[a]) {
 		return true
 	}
 	return L.dtc != nil && L.dtc.InDictionary(w)
@@ -359,25 +364,7 @@ func (p *GP) lazyAsk() (int, error) {
 			best, bestArm = s, a
 		}
 	}
-	// The arms outside W whose bound reaches the best.
-	L.cand = L.cand[:0]
-	for _, a := range L.alive {
-		if L.win[a] >= 0 {
-			continue
-		}
-		if u := L.bound(a, b2); u >= best {
-			L.cand = append(L.cand, lazyCand{a, u})
-		}
-	}
-	slices.SortFunc(L.cand, func(x, y lazyCand) int {
-		if x.b != y.b {
-			if x.b > y.b {
-				return -1
-			}
-			return 1
-		}
-		return x.arm - y.arm
-	})
+	L.contenders(b2, best)
 	chunk := 4
 	var batch []int
 	for k := 0; k < len(L.cand) && L.cand[k].b >= best; {
@@ -424,6 +411,30 @@ func (p *GP) lazyAsk() (int, error) {
 		return -1, err
 	}
 	return bestArm, nil
+}
+
+// contenders sets L.cand to the arms outside W whose bound reaches best,
+// largest bound first (ties to the lowest index): the order in which an
+// Ask visits them (GP-UCB and BKB at every Ask, BBKB at a batch's start).
+func (L *lazyState) contenders(b2, best float64) {
+	L.cand = L.cand[:0]
+	for _, a := range L.alive {
+		if L.win[a] >= 0 {
+			continue
+		}
+		if u := L.bound(a, b2); u >= best {
+			L.cand = append(L.cand, lazyCand{a, u})
+		}
+	}
+	slices.SortFunc(L.cand, func(x, y lazyCand) int {
+		if x.b != y.b {
+			if x.b > y.b {
+				return -1
+			}
+			return 1
+		}
+		return x.arm - y.arm
+	})
 }
 
 // lazyTidy eliminates (with Options.Eliminate) and retires working-set
@@ -598,22 +609,16 @@ func (L *lazyState) join(arm int) error {
 }
 
 func (p *GP) lazyTell(arm int, y float64) error {
-	return p.lazyTellBatch([]toldObs{{arm, y}})
-}
-
-// lazyTellBatch adds the observations in order, then resamples the
-// dictionary once (BKB resamples after each observation, BBKB after each
-// batch). Between the observations S is fixed, so each adds its squared
-// normalized innovation to the running sum S (the proven part); the last
-// one is fused with the dictionary's change as lazyTell's only one is.
-func (p *GP) lazyTellBatch(obs []toldObs) error {
 	L := p.lz
+	if err := L.join(arm); err != nil {
+		return err
+	}
+	w := int(L.win[arm])
 	post := L.post()
-	var a2, a2T float64
-	// keepBefore records the working set before the step, for the drift
-	// a dictionary change adds.
 	n := len(L.warm)
-	keepBefore := func() {
+	if L.dtc != nil {
+		// The working set before the step, for the drift a dictionary
+		// change adds.
 		means, vars := post.Means(), post.Variances()
 		L.before = append(L.before[:0], means[:n]...)
 		L.befSD = L.befSD[:0]
@@ -621,43 +626,27 @@ func (p *GP) lazyTellBatch(obs []toldObs) error {
 			L.befSD = append(L.befSD, math.Sqrt(math.Max(v, 0)))
 		}
 	}
-	if L.dtc != nil && len(obs) == 0 {
-		keepBefore() // BBKB: a batch whose arms were all dropped still resamples
+	mean, v := post.Means()[w], math.Max(post.Variances()[w], 0)
+	r := y - mean
+	// a2: the squared normalized innovation. Exact posterior:
+	// r^2/(v + lambda). DTC with S fixed: r^2/(1 + z^T V^{-1} z); a2T,
+	// r^2/(1 + sigma~^2), is the exact posterior's with sigma~ in place
+	// of sigma, used on steps that change S (see below).
+	var a2, a2T float64
+	if L.dtc != nil {
+		a2 = r * r / (1 + L.dtc.LearnedVariance(w))
+		a2T = r * r / (1 + v)
+	} else {
+		a2 = r * r / (v + L.lam)
+		p.sumVar += v
 	}
-	for i, o := range obs {
-		arm, y := o.arm, o.y
-		if err := L.join(arm); err != nil {
-			return err
-		}
-		last := i == len(obs)-1
-		w := int(L.win[arm])
-		n = len(L.warm)
-		if L.dtc != nil && last {
-			keepBefore()
-		}
-		mean, v := post.Means()[w], math.Max(post.Variances()[w], 0)
-		r := y - mean
-		// a2: the squared normalized innovation. Exact posterior:
-		// r^2/(v + lambda). DTC with S fixed: r^2/(1 + z^T V^{-1} z); a2T,
-		// r^2/(1 + sigma~^2), is the exact posterior's with sigma~ in place
-		// of sigma, used on steps that change S (see below).
-		if L.dtc != nil {
-			a2 = r * r / (1 + L.dtc.LearnedVariance(w))
-			a2T = r * r / (1 + v)
-		} else {
-			a2 = r * r / (v + L.lam)
-			p.sumVar += v
-		}
-		if err := post.ObserveCandidate(w, y); err != nil {
-			return fmt.Errorf("bandit: arm %d: %w", arm, err)
-		}
-		p.count[arm]++
-		L.rowsRead += int64(n)
-		if L.dtc == nil || !last {
-			L.S += a2
-		}
+	if err := post.ObserveCandidate(w, y); err != nil {
+		return fmt.Errorf("bandit: arm %d: %w", arm, err)
 	}
+	p.count[arm]++
+	L.rowsRead += int64(n)
 	if L.dtc == nil {
+		L.S += a2
 		return nil
 	}
 	// M of every stamp after the observation: the bound for the next Ask
@@ -673,10 +662,7 @@ func (p *GP) lazyTellBatch(obs []toldObs) error {
 		added, removed, err = L.dtc.Resample(p.rng, p.opt.Qbar)
 	}
 	if err != nil {
-		if len(obs) == 0 {
-			return fmt.Errorf("bandit: resampling after a batch with no observation: %w", err)
-		}
-		return fmt.Errorf("bandit: resampling after arm %d: %w", obs[len(obs)-1].arm, err)
+		return fmt.Errorf("bandit: resampling after arm %d: %w", arm, err)
 	}
 	if added+removed == 0 {
 		L.S += a2
@@ -702,6 +688,92 @@ func (p *GP) lazyTellBatch(obs []toldObs) error {
 	}
 	L.D += lazyDriftFactor * dm
 	L.E += lazyDriftFactor * ds
+	L.restartStamps(S0, D0, E0)
+	return nil
+}
+
+// lazyTellBatch adds the observations in order, then resamples the
+// dictionary once (BKB resamples after each observation, BBKB after each
+// batch). With the dictionary fixed, each observation adds its squared
+// normalized innovation to the running sum S (the proven part); the
+// dictionary's change is then measured on the working set alone, from
+// the posterior after the observations to the one after the change.
+func (p *GP) lazyTellBatch(obs []toldObs) error {
+	L := p.lz
+	post := L.post()
+	for _, o := range obs {
+		arm, y := o.arm, o.y
+		if err := L.join(arm); err != nil {
+			return err
+		}
+		w := int(L.win[arm])
+		mean, v := post.Means()[w], math.Max(post.Variances()[w], 0)
+		r := y - mean
+		// The squared normalized innovation. Exact posterior:
+		// r^2/(v + lambda); DTC with S fixed: r^2/(1 + z^T V^{-1} z).
+		var a2 float64
+		if L.dtc != nil {
+			a2 = r * r / (1 + L.dtc.LearnedVariance(w))
+		} else {
+			a2 = r * r / (v + L.lam)
+			p.sumVar += v
+		}
+		if err := post.ObserveCandidate(w, y); err != nil {
+			return fmt.Errorf("bandit: arm %d: %w", arm, err)
+		}
+		p.count[arm]++
+		L.rowsRead += int64(len(L.warm))
+		L.S += a2
+	}
+	if L.dtc == nil {
+		return nil
+	}
+	// M of every stamp after the observations: the bound for the next Ask
+	// if S does not change, and the starting point of the arms' bounds
+	// if it does.
+	L.updateStamps()
+	// The working set before the change, for the drift it adds.
+	n := len(L.warm)
+	means, vars := post.Means(), post.Variances()
+	L.before = append(L.before[:0], means[:n]...)
+	L.befSD = L.befSD[:0]
+	for _, v := range vars[:n] {
+		L.befSD = append(L.befSD, math.Sqrt(math.Max(v, 0)))
+	}
+	S0, D0, E0 := L.S, L.D, L.E
+	var added, removed int
+	var err error
+	if p.opt.Incremental {
+		added, removed, err = L.dtc.ResampleIncremental(p.rng, p.opt.Qbar)
+	} else {
+		added, removed, err = L.dtc.Resample(p.rng, p.opt.Qbar)
+	}
+	if err != nil {
+		return fmt.Errorf("bandit: resampling after %d observations: %w", len(obs), err)
+	}
+	if added+removed == 0 {
+		return nil
+	}
+	// A step that changes S: the posterior is no longer that of a fixed
+	// kernel. Measure on the working set how far the change moved a mean
+	// (over sqrt(k(x,x))) and raised a standard deviation (over p(x)).
+	means, vars = post.Means(), post.Variances()
+	var dm, ds float64
+	for w := range n {
+		a := L.warm[w]
+		s1 := math.Sqrt(math.Max(vars[w], 0))
+		dm = math.Max(dm, math.Abs(means[w]-L.before[w])/L.pmu[a])
+		ds = math.Max(ds, (s1-L.befSD[w])/L.psd[a])
+	}
+	L.D += lazyDriftFactor * dm
+	L.E += lazyDriftFactor * ds
+	L.restartStamps(S0, D0, E0)
+	return nil
+}
+
+// restartStamps restarts the bound of every arm cached under a stamp
+// after a dictionary change, from the running sums S0, D0, E0 before it.
+func (L *lazyState) restartStamps(S0, D0, E0 float64) {
 	// The basis changed: the stamps' weights no longer apply. An arm
 	// cached under a stamp had, before the change, mean at most
 	// mu_c + s_c M and standard deviation at most s_c; with the drift of
@@ -727,7 +799,6 @@ func (p *GP) lazyTellBatch(obs []toldObs) error {
 	if k >= 0 {
 		L.stamps[k].refs = refs
 	}
-	return nil
 }
 
 func (L *lazyState) stats(s *Stats) {
