@@ -619,12 +619,7 @@ func (p *GP) lazyTell(arm int, y float64) error {
 	if L.dtc != nil {
 		// The working set before the step, for the drift a dictionary
 		// change adds.
-		means, vars := post.Means(), post.Variances()
-		L.before = append(L.before[:0], means[:n]...)
-		L.befSD = L.befSD[:0]
-		for _, v := range vars[:n] {
-			L.befSD = append(L.befSD, math.Sqrt(math.Max(v, 0)))
-		}
+		L.keepBefore(n)
 	}
 	mean, v := post.Means()[w], math.Max(post.Variances()[w], 0)
 	r := y - mean
@@ -654,17 +649,11 @@ func (p *GP) lazyTell(arm int, y float64) error {
 	// if it does.
 	L.updateStamps()
 	S0, D0, E0 := L.S, L.D, L.E
-	var added, removed int
-	var err error
-	if p.opt.Incremental {
-		added, removed, err = L.dtc.ResampleIncremental(p.rng, p.opt.Qbar)
-	} else {
-		added, removed, err = L.dtc.Resample(p.rng, p.opt.Qbar)
-	}
+	changed, err := p.lazyResample()
 	if err != nil {
 		return fmt.Errorf("bandit: resampling after arm %d: %w", arm, err)
 	}
-	if added+removed == 0 {
+	if !changed {
 		L.S += a2
 		return nil
 	}
@@ -734,30 +723,19 @@ func (p *GP) lazyTellBatch(obs []toldObs) error {
 	L.updateStamps()
 	// The working set before the change, for the drift it adds.
 	n := len(L.warm)
-	means, vars := post.Means(), post.Variances()
-	L.before = append(L.before[:0], means[:n]...)
-	L.befSD = L.befSD[:0]
-	for _, v := range vars[:n] {
-		L.befSD = append(L.befSD, math.Sqrt(math.Max(v, 0)))
-	}
+	L.keepBefore(n)
 	S0, D0, E0 := L.S, L.D, L.E
-	var added, removed int
-	var err error
-	if p.opt.Incremental {
-		added, removed, err = L.dtc.ResampleIncremental(p.rng, p.opt.Qbar)
-	} else {
-		added, removed, err = L.dtc.Resample(p.rng, p.opt.Qbar)
-	}
+	changed, err := p.lazyResample()
 	if err != nil {
 		return fmt.Errorf("bandit: resampling after %d observations: %w", len(obs), err)
 	}
-	if added+removed == 0 {
+	if !changed {
 		return nil
 	}
 	// A step that changes S: the posterior is no longer that of a fixed
 	// kernel. Measure on the working set how far the change moved a mean
 	// (over sqrt(k(x,x))) and raised a standard deviation (over p(x)).
-	means, vars = post.Means(), post.Variances()
+	means, vars := post.Means(), post.Variances()
 	var dm, ds float64
 	for w := range n {
 		a := L.warm[w]
@@ -799,6 +777,29 @@ func (L *lazyState) restartStamps(S0, D0, E0 float64) {
 	if k >= 0 {
 		L.stamps[k].refs = refs
 	}
+}
+
+// keepBefore records the means and standard deviations of the first n
+// arms of W, before a step, for the drift a dictionary change adds.
+func (L *lazyState) keepBefore(n int) {
+	means, vars := L.post().Means(), L.post().Variances()
+	L.before = append(L.before[:0], means[:n]...)
+	L.befSD = L.befSD[:0]
+	for _, v := range vars[:n] {
+		L.befSD = append(L.befSD, math.Sqrt(math.Max(v, 0)))
+	}
+}
+
+// lazyResample resamples the dictionary (incremental or fresh, as the
+// options say) and reports whether it changed.
+func (p *GP) lazyResample() (changed bool, err error) {
+	var added, removed int
+	if p.opt.Incremental {
+		added, removed, err = p.lz.dtc.ResampleIncremental(p.rng, p.opt.Qbar)
+	} else {
+		added, removed, err = p.lz.dtc.Resample(p.rng, p.opt.Qbar)
+	}
+	return added+removed > 0, err
 }
 
 func (L *lazyState) stats(s *Stats) {
