@@ -621,25 +621,10 @@ func (p *GP) lazyTell(arm int, y float64) error {
 		// change adds.
 		L.keepBefore(n)
 	}
-	mean, v := post.Means()[w], math.Max(post.Variances()[w], 0)
-	r := y - mean
-	// a2: the squared normalized innovation. Exact posterior:
-	// r^2/(v + lambda). DTC with S fixed: r^2/(1 + z^T V^{-1} z); a2T,
-	// r^2/(1 + sigma~^2), is the exact posterior's with sigma~ in place
-	// of sigma, used on steps that change S (see below).
-	var a2, a2T float64
-	if L.dtc != nil {
-		a2 = r * r / (1 + L.dtc.LearnedVariance(w))
-		a2T = r * r / (1 + v)
-	} else {
-		a2 = r * r / (v + L.lam)
-		p.sumVar += v
+	a2, a2T, err := p.lazyObserve(arm, w, y)
+	if err != nil {
+		return err
 	}
-	if err := post.ObserveCandidate(w, y); err != nil {
-		return fmt.Errorf("bandit: arm %d: %w", arm, err)
-	}
-	p.count[arm]++
-	L.rowsRead += int64(n)
 	if L.dtc == nil {
 		L.S += a2
 		return nil
@@ -696,22 +681,10 @@ func (p *GP) lazyTellBatch(obs []toldObs) error {
 			return err
 		}
 		w := int(L.win[arm])
-		mean, v := post.Means()[w], math.Max(post.Variances()[w], 0)
-		r := y - mean
-		// The squared normalized innovation. Exact posterior:
-		// r^2/(v + lambda); DTC with S fixed: r^2/(1 + z^T V^{-1} z).
-		var a2 float64
-		if L.dtc != nil {
-			a2 = r * r / (1 + L.dtc.LearnedVariance(w))
-		} else {
-			a2 = r * r / (v + L.lam)
-			p.sumVar += v
+		a2, _, err := p.lazyObserve(arm, w, y)
+		if err != nil {
+			return err
 		}
-		if err := post.ObserveCandidate(w, y); err != nil {
-			return fmt.Errorf("bandit: arm %d: %w", arm, err)
-		}
-		p.count[arm]++
-		L.rowsRead += int64(len(L.warm))
 		L.S += a2
 	}
 	if L.dtc == nil {
@@ -777,6 +750,31 @@ func (L *lazyState) restartStamps(S0, D0, E0 float64) {
 	if k >= 0 {
 		L.stamps[k].refs = refs
 	}
+}
+
+// lazyObserve adds y at arm, working-set index w, and returns its squared
+// normalized innovation a2 (exact posterior: r^2/(v + lambda); DTC with
+// S fixed: r^2/(1 + z^T V^{-1} z)) and a2T, r^2/(1 + sigma~^2), the
+// exact posterior's with sigma~ in place of sigma, for a step that
+// changes S (lazyTell).
+func (p *GP) lazyObserve(arm, w int, y float64) (a2, a2T float64, err error) {
+	L := p.lz
+	post := L.post()
+	mean, v := post.Means()[w], math.Max(post.Variances()[w], 0)
+	r := y - mean
+	if L.dtc != nil {
+		a2 = r * r / (1 + L.dtc.LearnedVariance(w))
+		a2T = r * r / (1 + v)
+	} else {
+		a2 = r * r / (v + L.lam)
+		p.sumVar += v
+	}
+	if err := post.ObserveCandidate(w, y); err != nil {
+		return 0, 0, fmt.Errorf("bandit: arm %d: %w", arm, err)
+	}
+	p.count[arm]++
+	L.rowsRead += int64(len(L.warm))
+	return a2, a2T, nil
 }
 
 // keepBefore records the means and standard deviations of the first n
