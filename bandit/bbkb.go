@@ -287,7 +287,9 @@ func NewBBKB(arms *mat.Dense, opt BBKBOptions) (*BBKB, error) {
 // Name returns "bbkb".
 func (p *BBKB) Name() string { return "bbkb" }
 
-// Posterior returns the DTC posterior (updated once per batch).
+// Posterior returns the DTC posterior (updated once per batch). With
+// Options.Lazy its candidates are the working set, not the arms: its
+// candidate indices are not arm indices.
 func (p *BBKB) Posterior() *gp.DTC { return p.dtc }
 
 // Stats reports the posterior's state.

@@ -491,3 +491,58 @@ func TestLazyBBKBDrop(t *testing.T) {
 		t.Errorf("%d observations, dictionary %d; the full scan's %d, %d", st.Observations, st.DictionarySize, f.Observations, f.DictionarySize)
 	}
 }
+
+// TestLazyBBKBFantasyVariances: during a batch, lazy BBKB's fantasized
+// variances of every arm, visited or not, are the full scan's (up to
+// rounding), and asking for them changes no later choice.
+func TestLazyBBKBFantasyVariances(t *testing.T) {
+	t.Parallel()
+	const n = 500
+	arms, vals := lazyProblem(t, objectives.Hartmann3(), n, 3)
+	o := BBKBOptions{Options: Options{Kernel: kernel.RBF{LengthScale: 0.2}, Lambda: 0.01, Seed: 2}, MaxBatch: 3}
+	full, _ := NewBBKB(arms, o)
+	o.Lazy, o.LazyCheck = true, true
+	lazy, err := NewBBKB(arms, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vf, vl := make([]float64, n), make([]float64, n)
+	for round := 0; round < 40; round++ {
+		var batch []int
+		for {
+			a, errA := full.Ask()
+			b, errB := lazy.Ask()
+			if a != b || (errA == nil) != (errB == nil) {
+				t.Fatalf("round %d: full scan %d (%v), lazy %d (%v)", round, a, errA, b, errB)
+			}
+			if errA != nil {
+				break
+			}
+			batch = append(batch, a)
+		}
+		if round%4 == 1 {
+			if err := full.FantasyVariances(vf); err != nil {
+				t.Fatal(err)
+			}
+			if err := lazy.FantasyVariances(vl); err != nil {
+				t.Fatal(err)
+			}
+			for i := range vf {
+				if math.Abs(vf[i]-vl[i]) > 1e-7*(1+vf[i]) {
+					t.Fatalf("round %d: arm %d fantasized variance %v, full scan %v", round, i, vl[i], vf[i])
+				}
+			}
+		}
+		for _, a := range batch {
+			if err := full.Tell(a, vals[a]); err != nil {
+				t.Fatal(err)
+			}
+			if err := lazy.Tell(a, vals[a]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if v := lazy.Stats().BoundViolations; v != 0 {
+		t.Errorf("%d bound violations", v)
+	}
+}
