@@ -149,9 +149,11 @@ type toldObs struct {
 // With Options.Lazy a batch reads only the arms that can still win
 // (bbkb_lazy.go): the posterior's candidates are a working set of arms,
 // Posterior's included, and the arms chosen are the full scan's whenever
-// the lazy bounds hold. It pays with short batches (MaxBatch of a few
-// workers); a long batch of the ratio rule visits most arms, and then
-// costs a little more than the full scan (docs/scaling.md).
+// the lazy bounds hold. It reads few rows with short batches (MaxBatch
+// of a few workers) on 100,000 arms; a long batch of the ratio rule
+// visits most arms, and costs a little more than the full scan; on
+// 1,000,000 arms either reads most rows and saves memory, not time
+// (docs/scaling.md).
 //
 // BBKB is not safe for concurrent use: a caller with several workers
 // serialises Ask and Tell.
