@@ -212,7 +212,6 @@ type BBKB struct {
 	meanA   []float64
 	embSlot []int32
 	embArms []int
-	cand    []lazyCand
 }
 
 // NewBBKB returns Batched BKB over the arms (rows).

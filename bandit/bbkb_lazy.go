@@ -164,22 +164,15 @@ func (p *BBKB) lazySelect() (int, error) {
 			best, bestArm = u, a
 		}
 	}
-	cand := p.cand[:0]
+	L := p.lz.lz
+	cand := L.cand[:0]
 	for a, u := range p.ucb {
 		if p.ver[a] != k && !math.IsNaN(u) && !math.IsInf(u, -1) && u >= best {
 			cand = append(cand, lazyCand{a, u})
 		}
 	}
-	slices.SortFunc(cand, func(x, y lazyCand) int {
-		if x.b != y.b {
-			if x.b > y.b {
-				return -1
-			}
-			return 1
-		}
-		return x.arm - y.arm
-	})
-	p.cand = cand
+	sortCandidates(cand)
+	L.cand = cand
 	for _, c := range cand {
 		if !better(c.b, c.arm, best, bestArm) {
 			break // sorted: no later stale value can beat the best

@@ -426,7 +426,13 @@ func (L *lazyState) contenders(b2, best float64) {
 			L.cand = append(L.cand, lazyCand{a, u})
 		}
 	}
-	slices.SortFunc(L.cand, func(x, y lazyCand) int {
+	sortCandidates(L.cand)
+}
+
+// sortCandidates orders arms largest value first, ties to the lowest
+// index: the order a lazy step visits them in.
+func sortCandidates(c []lazyCand) {
+	slices.SortFunc(c, func(x, y lazyCand) int {
 		if x.b != y.b {
 			if x.b > y.b {
 				return -1
