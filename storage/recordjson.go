@@ -276,9 +276,10 @@ func decodeRecordFast(b []byte) (r Record, ok bool) {
 		case "error":
 			r.Error = string(s.str())
 		case "time":
+			s.space()
 			start := s.i
 			s.str()
-			if s.ok && r.Time.UnmarshalJSON(trimSpaceLeft(b[start:s.i])) != nil {
+			if s.ok && r.Time.UnmarshalJSON(b[start:s.i]) != nil {
 				s.ok = false
 			}
 		case "seconds":
@@ -304,11 +305,4 @@ func decodeRecordFast(b []byte) (r Record, ok bool) {
 		}
 	}
 	return Record{}, false
-}
-
-func trimSpaceLeft(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
-		b = b[1:]
-	}
-	return b
 }
