@@ -500,9 +500,9 @@ func (s *Study) saveSnapshot(ctx context.Context) {
 	start := time.Now()
 	k := len(s.records)
 	w := snapenc.NewWriter(s.spare)
-	if s.preloadDone && len(s.preloaded.Data) > 0 && cap(s.spare) > 0 && &s.preloaded.Data[:1][0] == &s.spare[:1][0] {
-		// The spare is the preloaded snapshot's buffer: no restore of
-		// this Ask may decode it once it is overwritten.
+	if s.preloadDone {
+		// The spare may be the preloaded snapshot's buffer: no restore
+		// of this Ask may decode it once it is overwritten.
 		s.preloaded, s.preloadErr = storage.Snapshot{}, errors.New("snapshot buffer reused")
 	}
 	s.spare = nil
