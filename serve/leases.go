@@ -72,6 +72,10 @@ func (l *leased) expired(name string) []int {
 	return out
 }
 
+// Unwrap returns the storage the leases wrap: its snapshots, catalog and
+// attributes are the server's (storage.As).
+func (l *leased) Unwrap() storage.Storage { return l.Storage }
+
 // Update implements storage.Storage: View.Stale gains the trials whose
 // lease ran out. A stale trial the study no longer has pending is ignored
 // by the study.

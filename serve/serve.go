@@ -456,7 +456,7 @@ const reportPrefix = "bkb.intermediate."
 
 // storedBudget returns the extended budget of a study, 0 if none.
 func (s *Server) storedBudget(ctx context.Context, name string) (int, error) {
-	at, ok := s.opt.Storage.(storage.Attributes)
+	at, ok := storage.As[storage.Attributes](s.opt.Storage)
 	if !ok {
 		return 0, nil
 	}
@@ -484,8 +484,8 @@ type Info struct {
 }
 
 func (s *Server) info(w http.ResponseWriter, r *http.Request) {
-	_, cat := s.opt.Storage.(storage.Catalog)
-	_, at := s.opt.Storage.(storage.Attributes)
+	_, cat := storage.As[storage.Catalog](s.opt.Storage)
+	_, at := storage.As[storage.Attributes](s.opt.Storage)
 	s.reply(w, http.StatusOK, Info{Storage: s.opt.Describe, Catalog: cat, Attributes: at, Grace: s.opt.Grace.Seconds()})
 }
 
@@ -570,7 +570,7 @@ func (s *Server) summary(ctx context.Context, st *study.Study, full bool) Summar
 	if full {
 		sum.Space = &cfg.Space
 		sum.Config = &cfg
-		if at, ok := s.opt.Storage.(storage.Attributes); ok {
+		if at, ok := storage.As[storage.Attributes](s.opt.Storage); ok {
 			if attrs, err := at.Attrs(ctx, st.Name()); err == nil {
 				for _, a := range attrs {
 					if a.Trial == -1 {
@@ -633,7 +633,7 @@ func importance(sp study.Space, fits []study.FitResult) map[string]float64 {
 }
 
 func (s *Server) catalog(w http.ResponseWriter) (storage.Catalog, bool) {
-	cat, ok := s.opt.Storage.(storage.Catalog)
+	cat, ok := storage.As[storage.Catalog](s.opt.Storage)
 	if !ok {
 		s.fail(w, http.StatusNotImplemented, "this storage holds one study: it cannot list, create or delete studies (serve a directory with --dir, or PostgreSQL)")
 	}
@@ -643,7 +643,7 @@ func (s *Server) catalog(w http.ResponseWriter) (storage.Catalog, bool) {
 func (s *Server) listStudies(w http.ResponseWriter, r *http.Request) {
 	var hs []storage.Header
 	var err error
-	if cat, ok := s.opt.Storage.(storage.Catalog); ok {
+	if cat, ok := storage.As[storage.Catalog](s.opt.Storage); ok {
 		hs, err = cat.ListStudies(r.Context())
 	} else {
 		// A storage of one study (a journal file): that study.
@@ -974,7 +974,7 @@ func (s *Server) trials(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var attrs []storage.Attr
-	if at, ok := s.opt.Storage.(storage.Attributes); ok {
+	if at, ok := storage.As[storage.Attributes](s.opt.Storage); ok {
 		if attrs, err = at.Attrs(r.Context(), n); err != nil {
 			s.replyErr(w, r, err)
 			return
@@ -1061,7 +1061,7 @@ func (s *Server) setAttr(w http.ResponseWriter, r *http.Request) {
 		s.replyErr(w, r, badRequest{err})
 		return
 	}
-	at, ok := s.opt.Storage.(storage.Attributes)
+	at, ok := storage.As[storage.Attributes](s.opt.Storage)
 	if !ok {
 		s.fail(w, http.StatusNotImplemented, "this storage keeps no attributes")
 		return
@@ -1110,7 +1110,7 @@ func (s *Server) extend(w http.ResponseWriter, r *http.Request) {
 		s.replyErr(w, r, badf("budget %d: want at least the %d trials the study has (and at least 1)", req.Budget, trials))
 		return
 	}
-	at, ok := s.opt.Storage.(storage.Attributes)
+	at, ok := storage.As[storage.Attributes](s.opt.Storage)
 	if !ok {
 		s.fail(w, http.StatusNotImplemented, "this storage keeps no attributes, where an extended budget is kept")
 		return

@@ -60,8 +60,8 @@ func CopyAs(ctx context.Context, dst, src Storage, srcName, dstName string) erro
 // was made from by their digest: it is used only where dst holds those
 // records (a copy of them).
 func CopySnapshot(ctx context.Context, dst, src Storage, srcName, dstName string) bool {
-	from, ok1 := src.(Snapshots)
-	to, ok2 := dst.(Snapshots)
+	from, ok1 := As[Snapshots](src)
+	to, ok2 := As[Snapshots](dst)
 	if !ok1 || !ok2 {
 		return false
 	}

@@ -229,6 +229,25 @@ func (d *Dir) Attrs(ctx context.Context, name string) ([]Attr, error) {
 	return s.Attrs(ctx, name)
 }
 
+// SaveSnapshot implements [Snapshots]: the study's journal keeps its
+// snapshot beside it (see [SnapshotPath]).
+func (d *Dir) SaveSnapshot(ctx context.Context, name string, snap Snapshot) error {
+	s, err := d.store(name)
+	if err != nil {
+		return err
+	}
+	return s.SaveSnapshot(ctx, name, snap)
+}
+
+// LoadSnapshot implements [Snapshots].
+func (d *Dir) LoadSnapshot(ctx context.Context, name string, withData bool) (Snapshot, error) {
+	s, err := d.store(name)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	return s.LoadSnapshot(ctx, name, withData)
+}
+
 // ListStudies implements [Catalog]: the regular files NAME.jsonl with a
 // valid name and a readable header; other files are left out.
 func (d *Dir) ListStudies(ctx context.Context) ([]Header, error) {
@@ -255,8 +274,8 @@ func (d *Dir) ListStudies(ctx context.Context) ([]Header, error) {
 	return out, nil
 }
 
-// DeleteStudy implements [Catalog]: it removes the journal and its
-// attribute file. A worker process that still has the journal open keeps
+// DeleteStudy implements [Catalog]: it removes the journal, its
+// attribute file and its snapshot. A worker process that still has the journal open keeps
 // writing to the removed file.
 func (d *Dir) DeleteStudy(ctx context.Context, name string) error {
 	if _, err := d.Study(ctx, name); err != nil {
@@ -272,8 +291,10 @@ func (d *Dir) DeleteStudy(ctx context.Context, name string) error {
 	if err := os.Remove(path); err != nil {
 		return fmt.Errorf("storage: delete study %q: %w", name, err)
 	}
-	if err := os.Remove(AttrsPath(path)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("storage: delete study %q: %w", name, err)
+	for _, side := range []string{AttrsPath(path), SnapshotPath(path)} {
+		if err := os.Remove(side); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("storage: delete study %q: %w", name, err)
+		}
 	}
 	syncDir(path)
 	return nil

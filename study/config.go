@@ -39,7 +39,7 @@ const (
 
 	// CurrentVersion is the configuration version Normalize gives a new
 	// study. Version 1 (every journal written before versions existed, see
-	// UnmarshalJSON) is a fixed arm set with one length scale; version 2
+	// DecodeConfig) is a fixed arm set with one length scale; version 2
 	// adds growing candidates (Candidates), fitted ARD hyperparameters (Fit)
 	// and its own defaults (DefaultBetaV2, DefaultKernelV2, ...); version 3
 	// changes the default exploration to the budget-aware DefaultBetaV3
@@ -148,7 +148,8 @@ const (
 // value of every field means its default (see Normalize).
 type Config struct {
 	// Version selects the behavior of the study: 0 in a new Config means
-	// CurrentVersion; a stored configuration without a version is 1.
+	// CurrentVersion, whichever door creates it (Go, the command line,
+	// HTTP); a stored configuration without a version (DecodeConfig) is 1.
 	Version   int       `json:"version"`
 	Space     Space     `json:"space"`
 	Direction Direction `json:"direction"`
@@ -252,7 +253,10 @@ type Kernel struct {
 }
 
 // UnmarshalJSON reads a configuration, including those of journals written
-// before typed spaces ("standardize": false is RawValues).
+// before typed spaces ("standardize": false is RawValues). A missing
+// version stays 0, which Normalize makes CurrentVersion: a configuration
+// sent by a client (HTTP, Python) is a new study. Only DecodeConfig, which
+// reads a stored study, takes a missing version as 1.
 func (c *Config) UnmarshalJSON(b []byte) error {
 	type plain Config
 	var p struct {
@@ -263,10 +267,6 @@ func (c *Config) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*c = Config(p.plain)
-	if c.Version == 0 {
-		// Written before versions: the fixed-set behavior it was run with.
-		c.Version = 1
-	}
 	if p.Standardize != nil && !*p.Standardize {
 		c.RawValues = true
 	}

@@ -76,6 +76,15 @@ type engine struct {
 	fits []FitResult
 	// diverged counts asks whose arm differs from what this engine chose.
 	diverged int
+	// rule names what chose the engine's last suggestion (suggest), and
+	// firstDiverged the first trial of this replay whose stored ask
+	// differs from the engine's choice with the rule that made it (not
+	// in snapshots: a note for the error of a replay that cannot go on).
+	rule          string
+	firstDiverged struct {
+		trial int
+		rule  string
+	}
 	// ignored counts stored values outside ±MaxAbsValue, treated as failed.
 	ignored int
 
@@ -113,6 +122,7 @@ func newEngine(cfg *Config) (*engine, error) {
 		design: rand.New(src), designSrc: src,
 		designSeen: map[int]bool{}, lengthScale: cfg.Kernel.LengthScale, scale: 1,
 		pending: map[int]int{}, waiting: map[int]int{}}
+	e.firstDiverged.trial = -1
 	n, _ := arms.Dims()
 	for i := 0; i < n; i++ {
 		e.addArm(arms.RawRowView(i))
@@ -173,11 +183,14 @@ func (e *engine) suggest() (int, error) {
 	defer e.timed(time.Now())
 	if e.ref != nil {
 		if len(e.succ) < e.cfg.Init {
+			e.rule = "the initial design"
 			return e.designArm(), nil
 		}
 		if a := e.localArm(); a >= 0 {
+			e.rule = "a local quadratic step"
 			return a, nil // version 6's local quadratic step (localstep.go)
 		}
+		e.rule = "the growing candidates of policy " + e.cfg.Policy
 		u, err := e.ref.suggest(e)
 		if err != nil {
 			return -1, err
@@ -192,11 +205,13 @@ func (e *engine) suggest() (int, error) {
 		}
 	}
 	if e.policy == nil {
+		e.rule = "the initial design"
 		return e.designArm(), nil
 	}
 	if err := e.ensurePolicy(); err != nil {
 		return -1, err
 	}
+	e.rule = "policy " + e.cfg.Policy
 	return e.policy.Ask()
 }
 
@@ -422,6 +437,11 @@ func (e *engine) apply(r storage.Record) error {
 		arm = r.Arm // an arm set with a point twice (a CSV file's duplicate rows): the record's copy
 	}
 	if r.Arm >= 0 && r.Arm != arm {
+		if d := e.firstDiverged; d.trial >= 0 {
+			return fmt.Errorf("trial %d: replay diverged: the %s record's point is candidate %d of the run that wrote it and candidate %d of this replay; "+
+				"the replay first chose another point than the records at trial %d (by %s), so its candidates differ from then on "+
+				"(configuration version %d: the records and the study's header should determine every choice)", r.Trial, r.Kind, r.Arm, arm, d.trial, d.rule, e.cfg.Version)
+		}
 		return fmt.Errorf("trial %d: %s record for arm %d, but its point is arm %d of this study's arm set (was the arm set changed?)", r.Trial, r.Kind, r.Arm, arm)
 	}
 	switch r.Kind {
@@ -442,6 +462,9 @@ func (e *engine) apply(r storage.Record) error {
 				return err
 			}
 			if got != arm {
+				if e.firstDiverged.trial < 0 {
+					e.firstDiverged.trial, e.firstDiverged.rule = r.Trial, e.rule
+				}
 				e.diverged++
 				if err := e.markPending(arm); err != nil {
 					return err

@@ -473,7 +473,7 @@ func (s *Study) restore(ctx context.Context) (*engine, int) {
 	case snap.Digest != s.digests[snap.Records-1]:
 		return fallback("its records differ from the stored ones")
 	}
-	eng, err := decodeEngine(&s.cfg, snapenc.NewReader(snap.Data))
+	eng, err := decodeEngine(&s.stored, snapenc.NewReader(snap.Data))
 	if err != nil {
 		return fallback("%v", err)
 	}
@@ -490,7 +490,7 @@ func (s *Study) restore(ctx context.Context) (*engine, int) {
 // times what a save costs. A failure is a note, not an error: the study
 // is stored in its records; a snapshot only spares a replay.
 func (s *Study) saveSnapshot(ctx context.Context) {
-	sn, ok := s.st.(storage.Snapshots)
+	sn, ok := storage.As[storage.Snapshots](s.st)
 	if !ok || s.eng == nil || !s.eng.snapshotable() || len(s.records) == 0 {
 		return
 	}
@@ -531,7 +531,7 @@ func (s *Study) snapshotInfo() Info {
 	if arms, err := s.cfg.BuildArms(); err == nil {
 		none.Arms, _ = arms.Dims()
 	}
-	sn, ok := s.st.(storage.Snapshots)
+	sn, ok := storage.As[storage.Snapshots](s.st)
 	if !ok || len(s.records) == 0 {
 		return none
 	}
@@ -550,7 +550,7 @@ func (s *Study) snapshotInfo() Info {
 // loadSnapshot reads the study's snapshot (ErrNoSnapshot when the storage
 // keeps none or the study cannot use one).
 func (s *Study) loadSnapshot(ctx context.Context) (storage.Snapshot, error) {
-	sn, ok := s.st.(storage.Snapshots)
+	sn, ok := storage.As[storage.Snapshots](s.st)
 	if !ok || !s.cfg.grows() {
 		return storage.Snapshot{}, storage.ErrNoSnapshot
 	}

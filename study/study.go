@@ -136,8 +136,16 @@ type TrialResult struct {
 type Study struct {
 	st   storage.Storage
 	name string
-	cfg  Config
-	opts Options
+	// cfg is the configuration in force in this process: the stored one,
+	// with Options.Budget when it extends the study.
+	cfg Config
+	// stored is the configuration as stored, which the engine reads:
+	// replay depends only on what the records and the header hold, never
+	// on a process's options (a local step's start is a share of the
+	// budget the study was created with, whichever budget a command
+	// extends it to).
+	stored Config
+	opts   Options
 
 	mu      sync.Mutex
 	header  storage.Header
@@ -179,11 +187,11 @@ func Create(ctx context.Context, st storage.Storage, name string, cfg Config, op
 	}
 	s := newStudy(st, name, cfg, opts)
 	// Build the arm set first: a bad CSV file must not leave a study.
-	eng, err := newEngine(&s.cfg)
+	eng, err := newEngine(&s.stored)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := json.Marshal(s.cfg)
+	raw, err := json.Marshal(s.stored)
 	if err != nil {
 		return nil, fmt.Errorf("study: %w", err)
 	}
@@ -235,7 +243,8 @@ func Load(ctx context.Context, st storage.Storage, name string, opts ...Options)
 	return s, nil
 }
 
-// DecodeConfig reads a stored configuration and checks it.
+// DecodeConfig reads a stored configuration and checks it. A stored
+// configuration without a version is version 1.
 func DecodeConfig(raw json.RawMessage) (*Config, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, errors.New("the study has no bkb configuration")
@@ -243,6 +252,11 @@ func DecodeConfig(raw json.RawMessage) (*Config, error) {
 	var cfg Config
 	if err := json.Unmarshal(raw, &cfg); err != nil {
 		return nil, fmt.Errorf("the study's configuration is not a bkb study: %v", err)
+	}
+	if cfg.Version == 0 {
+		// Stored before versions: the fixed-set behavior it was run with
+		// (every study bkb stores since has its version).
+		cfg.Version = 1
 	}
 	if cfg.Policy == "" || cfg.Arms.Kind == "" || len(cfg.Space.Params) == 0 {
 		return nil, errors.New("the study's configuration is not a bkb study (no policy, arms or space)")
@@ -261,7 +275,7 @@ func DecodeConfig(raw json.RawMessage) (*Config, error) {
 }
 
 func newStudy(st storage.Storage, name string, cfg Config, opts []Options) *Study {
-	s := &Study{st: st, name: name, cfg: cfg, started: map[int]time.Time{}, owner: map[int]string{}}
+	s := &Study{st: st, name: name, cfg: cfg, stored: cfg, started: map[int]time.Time{}, owner: map[int]string{}}
 	if len(opts) > 0 {
 		s.opts = opts[0]
 	}
@@ -346,7 +360,7 @@ func (s *Study) ensureEngine(ctx context.Context) error {
 	eng, from := s.restore(ctx)
 	if eng == nil {
 		var err error
-		if eng, err = newEngine(&s.cfg); err != nil {
+		if eng, err = newEngine(&s.stored); err != nil {
 			return err
 		}
 	}

@@ -324,7 +324,7 @@ func runSetAttr(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer st.Close()
-	at, ok := st.(storage.Attributes)
+	at, ok := storage.As[storage.Attributes](st)
 	if !ok {
 		return usagef("%s keeps no attributes", describe)
 	}
