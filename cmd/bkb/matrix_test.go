@@ -1,0 +1,855 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/bkb-go/bkb/serve"
+	"github.com/bkb-go/bkb/storage"
+	"github.com/bkb-go/bkb/storage/postgres"
+	"github.com/bkb-go/bkb/study"
+)
+
+// The door matrix: one invariant over every way a study is reached. A
+// study (a policy, one or several objectives, constraints or a pruner, a
+// continuous or a mixed space) is run in two phases, each through a door
+// (the command line's ask/tell, the Go library, HTTP, the Python client,
+// bkb worker), on a storage (journal, directory, memory, PostgreSQL), with
+// an interruption between them (a restart, a crash that leaves a trial
+// pending, a budget extension, the snapshot missing, damaged or stale, a
+// copy to another storage). The trials asked must be those of the
+// uninterrupted command-line run, bit for bit, every trial evaluated once.
+//
+// go test -short -run TestDoorMatrix ./cmd/bkb runs matrixShort
+// combinations drawn from BKB_MATRIX_SEED (default 1); without -short,
+// matrixFull. BKB_MATRIX_N overrides the count.
+const (
+	matrixShort = 14
+	matrixFull  = 80
+	// matrixB0 and matrixB1 are the budget at creation and after an
+	// extension; matrixK the trials of the first phase. Local steps start
+	// at a third of the budget (and at least (d+1)(d+2) = 12 points for
+	// d = 2): B0 = 45 starts them at 15; had the extension's budget been
+	// read, at 30.
+	matrixB0 = 45
+	matrixB1 = 60
+	matrixK  = 20
+)
+
+// scenario is one combination of the matrix.
+type scenario struct {
+	Policy    string // bkb, gp-ucb, bbkb, random
+	Kind      string // single, multi, constrained, pruned
+	Space     string // continuous, mixed
+	DoorA     string // the first phase's door: cli, go, http, python
+	DoorB     string // the second phase's: cli, go, http, python, worker
+	Store     string // journal, dir, memory, postgres
+	Interrupt string // none, restart, crash, extend, snapmissing, snapdamaged, snapstale, copy
+}
+
+func (s scenario) String() string {
+	return strings.Join([]string{s.Policy, s.Kind, s.Space, s.DoorA + ">" + s.DoorB, s.Store, s.Interrupt}, "/")
+}
+
+var (
+	matrixPolicies   = []string{"bkb", "gp-ucb", "bbkb", "random"}
+	matrixKinds      = []string{"single", "multi", "constrained", "pruned"}
+	matrixSpaces     = []string{"continuous", "mixed"}
+	matrixDoors      = []string{"cli", "go", "http", "python", "worker"}
+	matrixStores     = []string{"journal", "dir", "memory", "postgres"}
+	matrixInterrupts = []string{"none", "restart", "crash", "extend", "snapmissing", "snapdamaged", "snapstale", "copy"}
+)
+
+// valid reports why a combination cannot be run, "" when it can.
+func (s scenario) valid(havePython, havePG bool) string {
+	switch {
+	case s.DoorA == "worker":
+		return "bkb worker runs a study to its budget: a second phase only"
+	case s.Store == "postgres" && !havePG:
+		return "BKB_POSTGRES_URL not set"
+	case (s.DoorA == "python" || s.DoorB == "python") && !havePython:
+		return "no python3"
+	case s.Store == "memory" && (s.DoorA == "cli" || s.DoorB == "cli" || s.DoorB == "worker" || s.DoorA == "python" || s.DoorB == "python"):
+		return "a memory storage lives in one process: the Go library and HTTP only"
+	case s.Store == "memory" && (strings.HasPrefix(s.Interrupt, "snap") || s.Interrupt == "crash" || s.Interrupt == "copy"):
+		return "a memory storage keeps no snapshot and finds no stopped worker"
+	case s.Store == "postgres" && s.Interrupt == "crash" && s.DoorB != "go":
+		return "a crashed trial on PostgreSQL is stale after the heartbeat grace: the Go library's handle sets a short one"
+	case s.Kind == "pruned" && (s.DoorB == "worker"):
+		return "a plugin's prune request races its reply: pruned studies through the library, HTTP, Python and ask/tell"
+	case (s.Kind == "multi" || s.Kind == "constrained") && (s.DoorA == "python" || s.DoorB == "python") && !pythonTellsValues():
+		return "the Python client tells one value"
+	case (s.Kind == "multi" || s.Kind == "constrained") && s.Policy != "bkb" && s.Policy != "random":
+		return "constraints and several objectives are modelled by bkb (or random search)"
+	case (s.DoorA == "http" || s.DoorA == "python") && s.Store == "journal":
+		return "a server on one journal file cannot create a study (create it with the command line)"
+	case s.Interrupt == "extend" && s.DoorB == "worker":
+		return "bkb worker has no budget of its own: it runs the study's"
+	}
+	return ""
+}
+
+// pythonTellsValues reports whether the Python client tells several values
+// (values= in Study.tell).
+func pythonTellsValues() bool {
+	b, err := os.ReadFile(filepath.Join("..", "..", "clients", "python", "bkb_client", "__init__.py"))
+	return err == nil && bytes.Contains(b, []byte("def tell(self, trial, value=None, values=None"))
+}
+
+// drawScenarios draws n valid combinations from seed, each distinct.
+func drawScenarios(seed uint64, n int, havePython, havePG bool) (out []scenario, skipped map[string]int) {
+	rng := rand.New(rand.NewPCG(seed, 0x6d6174726978)) // "matrix"
+	pick := func(xs []string) string { return xs[rng.IntN(len(xs))] }
+	seen := map[scenario]bool{}
+	skipped = map[string]int{}
+	for tries := 0; len(out) < n && tries < 200*n; tries++ {
+		s := scenario{pick(matrixPolicies), pick(matrixKinds), pick(matrixSpaces), pick(matrixDoors), pick(matrixDoors),
+			pick(matrixStores), pick(matrixInterrupts)}
+		if why := s.valid(havePython, havePG); why != "" {
+			skipped[why]++
+			continue
+		}
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out, skipped
+}
+
+// The objective, the same in Go, in the plugin and in the Python driver:
+// sums of rounded products, evaluated left to right, so that every
+// language computes the same bits.
+func matrixEval(kind string, x []float64) (value float64, values, cons, curve []float64) {
+	sq := func(a float64) float64 { return float64(a * a) }
+	f1 := sq(x[0]-0.7) + sq(x[1]-1.3)
+	f2 := sq(x[0]+1) + sq(x[1]-3)
+	if len(x) > 2 {
+		f1 = f1 + sq(x[2]-1)
+		f2 = f2 + sq(x[2])
+	}
+	switch kind {
+	case "multi":
+		return f1, []float64{f1, f2}, nil, nil
+	case "constrained":
+		return f1, nil, []float64{0.5 - x[0]}, nil
+	case "pruned":
+		for s := 0; s < 4; s++ {
+			curve = append(curve, f1+float64(float64(4-s)*0.25)*(1+sq(x[1])))
+		}
+	}
+	return f1, nil, nil, curve
+}
+
+const matrixPython = `
+import json, sys
+
+def sq(a):
+    return a * a
+
+def evaluate(kind, x):
+    f1 = sq(x[0] - 0.7) + sq(x[1] - 1.3)
+    f2 = sq(x[0] + 1) + sq(x[1] - 3)
+    if len(x) > 2:
+        f1 = f1 + sq(x[2] - 1)
+        f2 = f2 + sq(x[2])
+    if kind == "multi":
+        return {"y": [f1, f2]}
+    if kind == "constrained":
+        return {"y": f1, "constraints": [0.5 - x[0]]}
+    return {"y": f1}
+
+if __name__ == "__main__":
+    kind, log = sys.argv[1], sys.argv[2]
+    for line in sys.stdin:
+        req = json.loads(line)
+        out = evaluate(kind, req["x"])
+        out["id"] = req["id"]
+        with open(log, "a") as f:
+            f.write(json.dumps(req["x"]) + "\n")
+        print(json.dumps(out), flush=True)
+`
+
+// matrixPythonDriver runs phases through the Python client: argv is the
+// server URL, the study name, the kind, the space file, the config JSON
+// (or "" to load), the trials to complete, the budget to extend to (0:
+// none) and the evaluation log.
+const matrixPythonDriver = `
+import json, sys
+sys.path.insert(0, sys.argv[9])
+import bkb_client
+from matrix_plugin import evaluate
+
+url, name, kind, space_file, cfg, upto, extend, log = sys.argv[1:9]
+upto, extend = int(upto), int(extend)
+client = bkb_client.Client(url, retry_seconds=5)
+space = json.load(open(space_file))["params"]
+if cfg:
+    cfg = json.loads(cfg)
+    cfg.pop("space", None)
+    study = client.create_study(name, space, **cfg)
+else:
+    study = client.study(name)
+if extend:
+    study.extend(extend)
+
+def x_of(params):
+    x = []
+    for p in space:
+        v = params[p["name"]]
+        x.append(float(p["choices"].index(v)) if p["type"] == "categorical" else float(v))
+    return x
+
+def done():
+    return sum(1 for t in study.trials() if t["state"] in ("complete", "pruned"))
+
+while done() < upto:
+    t = study.ask()
+    x = x_of(t.params)
+    with open(log, "a") as f:
+        f.write(json.dumps(x) + "\n")
+    out = evaluate(kind, x)
+    if kind == "pruned":
+        y = out["y"]
+        stop = False
+        # the curve, as in Go: f1 + ((4-s)*0.25)*(1+x1^2)
+        for s in range(4):
+            v = y + ((4 - s) * 0.25) * (1 + x[1] * x[1])
+            if t.report(s, v):
+                stop = True
+                break
+        if stop:
+            study.prune(t)
+            continue
+    if isinstance(out["y"], list):
+        study.tell(t, values=out["y"], constraints=out.get("constraints"))
+    elif "constraints" in out:
+        study.tell(t, value=out["y"], constraints=out["constraints"])
+    else:
+        study.tell(t, value=out["y"])
+`
+
+// matrixEnv is one combination's study: where it lives and what it needs.
+type matrixEnv struct {
+	t      *testing.T
+	sc     scenario
+	dir    string
+	name   string
+	mem    *storage.Memory
+	pgURL  string
+	cfg    study.Config
+	budget int // the budget in force: matrixB0, matrixB1 after an extension
+	// copied: the study was copied (bkb copy) to a journal in copy/.
+	copied bool
+
+	mu    sync.Mutex
+	evals int // evaluations made in Go (the library and HTTP doors)
+}
+
+func (e *matrixEnv) journal() string {
+	if e.sc.Store == "dir" {
+		return filepath.Join(e.dir, "studies", e.name+storage.JournalExt)
+	}
+	if e.copied {
+		return filepath.Join(e.dir, "copy", e.name+storage.JournalExt)
+	}
+	return filepath.Join(e.dir, e.name+storage.JournalExt)
+}
+
+// open returns a new handle on the study's storage (a new process would
+// open its own).
+func (e *matrixEnv) open(grace ...bool) storage.Storage {
+	e.t.Helper()
+	var st storage.Storage
+	var err error
+	switch e.sc.Store {
+	case "journal":
+		st, err = storage.OpenJournalStore(e.journal())
+	case "dir":
+		st, err = storage.OpenDir(filepath.Join(e.dir, "studies"))
+	case "memory":
+		st = noClose{e.mem}
+	case "postgres":
+		opt := postgres.Options{}
+		if len(grace) > 0 && grace[0] {
+			opt.HeartbeatGrace = 1e6 // 1 ms: a crashed run's trial is stale at once
+		}
+		st, err = postgres.Open(context.Background(), e.pgURL, opt)
+	}
+	if err != nil {
+		e.t.Fatalf("%v: open storage: %v", e.sc, err)
+	}
+	return st
+}
+
+// noClose keeps a memory storage alive across the phases' Close.
+type noClose struct{ *storage.Memory }
+
+func (noClose) Close() error { return nil }
+
+// where gives the study to the command line.
+func (e *matrixEnv) where() []string {
+	if e.sc.Store == "postgres" {
+		return []string{"--storage", e.pgURL, "--study", e.name}
+	}
+	return []string{"--study", e.journal()}
+}
+
+func (e *matrixEnv) bkb(args ...string) (string, int) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	if code != 0 && code != 3 {
+		e.t.Fatalf("%v: bkb %s: exit %d: %s", e.sc, strings.Join(args, " "), code, errb.String())
+	}
+	return out.String(), code
+}
+
+// cliConfig is the study's configuration as command-line flags.
+func (e *matrixEnv) cliConfig() []string {
+	args := []string{"--space", filepath.Join(e.dir, "space.json"), "--policy", e.sc.Policy, "--seed", "7", "-T", strconv.Itoa(matrixB0)}
+	switch e.sc.Kind {
+	case "multi":
+		args = append(args, "--directions", "minimize,minimize")
+	case "constrained":
+		args = append(args, "--constraints", "1")
+	case "pruned":
+		args = append(args, "--pruner", "median")
+	}
+	return args
+}
+
+// phase advances the study through door until upto trials are complete
+// or pruned; a crash then asks one more trial that is never told.
+func (e *matrixEnv) phase(door string, create bool, upto int, extend int, crash bool) {
+	e.t.Helper()
+	switch door {
+	case "go":
+		e.phaseGo(create, upto, extend, crash)
+	case "http":
+		e.phaseHTTP(create, upto, extend)
+	case "python":
+		e.phasePython(create, upto, extend)
+	case "cli":
+		e.phaseCLI(create, upto, extend)
+	case "worker":
+		e.phaseWorker(upto)
+	}
+}
+
+func (e *matrixEnv) count() {
+	e.mu.Lock()
+	e.evals++
+	e.mu.Unlock()
+}
+
+func (e *matrixEnv) phaseGo(create bool, upto, extend int, crash bool) {
+	ctx := context.Background()
+	st := e.open(!create && e.sc.Interrupt == "crash")
+	defer st.Close()
+	var s *study.Study
+	var err error
+	if create {
+		s, err = study.Create(ctx, st, e.name, e.cfg)
+	} else {
+		s, err = study.Load(ctx, st, e.name, study.Options{Budget: extend})
+	}
+	if err != nil {
+		e.t.Fatalf("%v: go: %v", e.sc, err)
+	}
+	for completed(s.Trials()) < upto {
+		tr, err := s.Ask(ctx)
+		if err != nil {
+			e.t.Fatalf("%v: go: ask: %v", e.sc, err)
+		}
+		e.count()
+		value, values, cons, curve := matrixEval(e.sc.Kind, tr.X)
+		pruned := false
+		for step, v := range curve {
+			if err := tr.Report(ctx, step, v); err != nil {
+				e.t.Fatalf("%v: go: report: %v", e.sc, err)
+			}
+			if tr.ShouldPrune() {
+				pruned = true
+				break
+			}
+		}
+		if pruned {
+			err = s.Prune(ctx, tr.Number)
+		} else {
+			err = s.TellOutcome(ctx, tr.Number, study.Outcome{Value: value, Values: values, Constraints: cons, Seconds: 1})
+		}
+		if err != nil {
+			e.t.Fatalf("%v: go: tell: %v", e.sc, err)
+		}
+	}
+	if crash {
+		// A worker that asks and dies: its id names a process that no
+		// longer runs (the journal finds it stopped).
+		dead := exec.Command("true")
+		if err := dead.Run(); err != nil {
+			e.t.Fatal(err)
+		}
+		c, err := study.Load(ctx, st, e.name, study.Options{Worker: fmt.Sprintf("%s:%d:0badc0de", hostname(), dead.Process.Pid)})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if _, err := c.Ask(ctx); err != nil {
+			e.t.Fatalf("%v: crash ask: %v", e.sc, err)
+		}
+	}
+}
+
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "localhost"
+	}
+	return strings.ReplaceAll(h, ":", "_")
+}
+
+func completed(ts []study.TrialResult) int {
+	n := 0
+	for _, t := range ts {
+		if t.State == study.Complete || t.State == study.Pruned {
+			n++
+		}
+	}
+	return n
+}
+
+func (e *matrixEnv) phaseHTTP(create bool, upto, extend int) {
+	st := e.open()
+	defer st.Close()
+	srv, err := serve.New(serve.Options{Storage: st})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	call := func(path string, body any, out any) int {
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+path, bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := ts.Client().Do(req)
+		if err != nil {
+			e.t.Fatalf("%v: http %s: %v", e.sc, path, err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode >= 300 {
+			e.t.Fatalf("%v: http %s: %d %s", e.sc, path, resp.StatusCode, raw)
+		}
+		if out != nil {
+			if err := json.Unmarshal(raw, out); err != nil {
+				e.t.Fatalf("%v: http %s: %v: %s", e.sc, path, err, raw)
+			}
+		}
+		return resp.StatusCode
+	}
+	base := "/api/studies/" + e.name
+	if create {
+		// The configuration a client sends: no version, no defaults.
+		call("/api/studies", map[string]any{"name": e.name, "config": e.cfg}, nil)
+	}
+	if extend > 0 {
+		call(base+"/budget", map[string]any{"budget": extend}, nil)
+	}
+	done := func() int {
+		resp, err := ts.Client().Get(ts.URL + base + "/trials")
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct {
+			Trials []struct {
+				State string `json:"state"`
+			} `json:"trials"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			e.t.Fatal(err)
+		}
+		n := 0
+		for _, t := range out.Trials {
+			if t.State == "complete" || t.State == "pruned" {
+				n++
+			}
+		}
+		return n
+	}
+	for done() < upto {
+		var asked struct {
+			Trials []struct {
+				Number int       `json:"trial"`
+				X      []float64 `json:"x"`
+				Lease  string    `json:"lease"`
+			} `json:"trials"`
+		}
+		call(base+"/ask", map[string]any{"n": 1}, &asked)
+		tr := asked.Trials[0]
+		e.count()
+		value, values, cons, curve := matrixEval(e.sc.Kind, tr.X)
+		tpath := fmt.Sprintf("%s/trials/%d", base, tr.Number)
+		pruned := false
+		for step, v := range curve {
+			var rep struct {
+				Prune bool `json:"prune"`
+			}
+			call(tpath+"/report", withLease(map[string]any{"step": step, "value": v}, tr.Lease), &rep)
+			if rep.Prune {
+				pruned = true
+				break
+			}
+		}
+		body := withLease(map[string]any{"seconds": 1}, tr.Lease)
+		switch {
+		case pruned:
+			body["pruned"] = true
+		case values != nil:
+			body["values"] = values
+		default:
+			body["value"] = value
+			if cons != nil {
+				body["constraints"] = cons
+			}
+		}
+		call(tpath+"/tell", body, nil)
+	}
+}
+
+// withLease adds a trial's lease to a request body, when the server gave
+// one.
+func withLease(body map[string]any, lease string) map[string]any {
+	if lease != "" {
+		body["lease"] = lease
+	}
+	return body
+}
+
+func (e *matrixEnv) phasePython(create bool, upto, extend int) {
+	ts := e.pythonServer()
+	defer ts.Close()
+	cfg := ""
+	if create {
+		b, _ := json.Marshal(e.cfg)
+		cfg = string(b)
+	}
+	client, _ := filepath.Abs(filepath.Join("..", "..", "clients", "python"))
+	cmd := exec.Command("python3", filepath.Join(e.dir, "matrix_driver.py"), ts.URL, e.name, e.sc.Kind, filepath.Join(e.dir, "space.json"),
+		cfg, strconv.Itoa(upto), strconv.Itoa(extend), filepath.Join(e.dir, "evals.log"), client)
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+e.dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		e.t.Fatalf("%v: python: %v\n%s", e.sc, err, out)
+	}
+}
+
+// pythonServer serves the study for a Python phase (closed with it).
+func (e *matrixEnv) pythonServer() *httptest.Server {
+	st := e.open()
+	srv, err := serve.New(serve.Options{Storage: st})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	e.t.Cleanup(func() { st.Close() })
+	return ts
+}
+
+// phaseCLI drives the study with bkb create-study, ask, report and tell,
+// as a shell loop would (the tests' process stands in for the shell).
+func (e *matrixEnv) phaseCLI(create bool, upto, extend int) {
+	if create {
+		e.bkb(append(append([]string{"create-study"}, e.where()...), e.cliConfig()...)...)
+	}
+	budget := []string{}
+	if extend > 0 {
+		budget = []string{"--budget", strconv.Itoa(extend)}
+	}
+	for e.completed() < upto {
+		out, _ := e.bkb(append(append([]string{"ask"}, e.where()...), budget...)...)
+		var a askReply
+		if err := json.Unmarshal([]byte(out), &a); err != nil {
+			e.t.Fatalf("%v: ask printed %q: %v", e.sc, out, err)
+		}
+		e.count()
+		value, values, cons, curve := matrixEval(e.sc.Kind, a.X)
+		trial := strconv.Itoa(a.Trial)
+		pruned := false
+		for step, v := range curve {
+			_, code := e.bkb(append(append([]string{"report"}, e.where()...), "--trial", trial, "--step", strconv.Itoa(step), "--value", fmtFloat(v))...)
+			if code == 3 {
+				pruned = true
+				break
+			}
+		}
+		args := append(append([]string{"tell"}, e.where()...), "--trial", trial, "--seconds", "1")
+		switch {
+		case pruned:
+			args = append(args, "--pruned")
+		case values != nil:
+			args = append(args, "--values", fmtFloat(values[0])+","+fmtFloat(values[1]))
+		default:
+			args = append(args, "--value", fmtFloat(value))
+			if cons != nil {
+				args = append(args, "--constraints", fmtFloat(cons[0]))
+			}
+		}
+		e.bkb(args...)
+	}
+}
+
+// completed counts the study's complete and pruned trials.
+func (e *matrixEnv) completed() int {
+	st := e.open()
+	defer st.Close()
+	s, err := study.Load(context.Background(), st, e.name)
+	if err != nil {
+		e.t.Fatalf("%v: load: %v", e.sc, err)
+	}
+	return completed(s.Trials())
+}
+
+func fmtFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// phaseWorker runs bkb worker with the plugin to the study's budget.
+func (e *matrixEnv) phaseWorker(upto int) {
+	plugin := []string{"--", "python3", filepath.Join(e.dir, "matrix_plugin.py"), e.sc.Kind, filepath.Join(e.dir, "evals.log")}
+	args := append(append([]string{"worker", "--progress", "none", "--stale", "requeue"}, e.where()...), plugin...)
+	e.bkb(args...)
+}
+
+// points returns the trials' points (nil for numbers without one) and
+// checks that every trial is complete or pruned once.
+func (e *matrixEnv) points() [][]float64 {
+	st := e.open()
+	defer st.Close()
+	s, err := study.Load(context.Background(), st, e.name)
+	if err != nil {
+		e.t.Fatalf("%v: load: %v", e.sc, err)
+	}
+	var out [][]float64
+	for _, t := range s.Trials() {
+		if t.State != study.Complete && t.State != study.Pruned {
+			e.t.Errorf("%v: trial %d is %s (%s): every trial must be evaluated once", e.sc, t.Number, t.State, t.Error)
+		}
+		out = append(out, t.X)
+	}
+	return out
+}
+
+// evaluations counts the objective's evaluations: in Go, and in the
+// plugin's and the Python driver's log.
+func (e *matrixEnv) evaluations() int {
+	n := e.evals
+	if b, err := os.ReadFile(filepath.Join(e.dir, "evals.log")); err == nil {
+		n += bytes.Count(b, []byte{'\n'})
+	}
+	return n
+}
+
+// interrupt does what comes between the phases.
+func (e *matrixEnv) interrupt(stale []byte) {
+	snap := storage.SnapshotPath(e.journal())
+	switch e.sc.Interrupt {
+	case "snapmissing":
+		e.dropSnapshot()
+	case "snapdamaged":
+		if e.sc.Store == "postgres" {
+			e.dropSnapshot() // damage is the journal file's; PostgreSQL's rows are written whole
+			return
+		}
+		// A snapshot is saved when the policy's time makes it pay: where
+		// none was, a damaged one is garbage.
+		b, err := os.ReadFile(snap)
+		if err != nil {
+			b = []byte("BKBSNAP1\n{not a snapshot")
+		}
+		for i := len(b) / 2; i < len(b); i += 97 {
+			b[i] ^= 0x5a
+		}
+		if err := os.WriteFile(snap, b, 0o644); err != nil {
+			e.t.Fatal(err)
+		}
+	case "snapstale":
+		if stale == nil || e.sc.Store == "postgres" {
+			return
+		}
+		if err := os.WriteFile(snap, stale, 0o644); err != nil {
+			e.t.Fatal(err)
+		}
+	case "copy":
+		// The study moves to a new journal (bkb copy), where the second
+		// phase continues it.
+		from := e.where()
+		args := []string{"copy", "--from", from[1]}
+		if e.sc.Store == "postgres" {
+			args = append(args, "--study", e.name)
+		}
+		e.sc.Store, e.copied = "journal", true
+		if err := os.MkdirAll(filepath.Dir(e.journal()), 0o755); err != nil {
+			e.t.Fatal(err)
+		}
+		e.bkb(append(args, "--to", e.journal())...)
+	}
+}
+
+func (e *matrixEnv) dropSnapshot() {
+	if e.sc.Store == "postgres" {
+		st := e.open()
+		defer st.Close()
+		pg := st.(*postgres.Store)
+		if _, err := pg.Pool().Exec(context.Background(), `DELETE FROM bkb_snapshots WHERE study_id = (SELECT id FROM bkb_studies WHERE name = $1)`, e.name); err != nil {
+			e.t.Fatal(err)
+		}
+		return
+	}
+	if err := os.Remove(storage.SnapshotPath(e.journal())); err != nil && !os.IsNotExist(err) {
+		e.t.Fatal(err)
+	}
+}
+
+// runScenario runs one combination and returns its points.
+func runScenario(t *testing.T, sc scenario, pgURL string) [][]float64 {
+	t.Helper()
+	e := &matrixEnv{t: t, sc: sc, dir: t.TempDir(), mem: storage.NewMemory(), pgURL: pgURL, budget: matrixB0}
+	e.name = "m" + strconv.FormatUint(rand.Uint64()%1e12, 36)
+	e.writeFiles()
+	e.cfg = e.config()
+	e.phase(sc.DoorA, true, matrixK, 0, sc.Interrupt == "crash")
+	var stale []byte
+	if sc.Interrupt == "snapstale" && sc.Store != "memory" && sc.Store != "postgres" {
+		// A snapshot older than the records: the study's first one.
+		stale, _ = os.ReadFile(storage.SnapshotPath(e.journal()))
+		e.phase("go", false, matrixK+5, 0, false)
+	}
+	e.interrupt(stale)
+	extend := 0
+	if sc.Interrupt == "extend" {
+		e.phase(sc.DoorB, false, matrixB0, 0, false)
+		extend, e.budget = matrixB1, matrixB1
+	}
+	e.phase(sc.DoorB, false, e.budget, extend, false)
+	pts := e.points()
+	if len(pts) != e.budget {
+		t.Errorf("%v: %d trials, want the budget %d", sc, len(pts), e.budget)
+	}
+	if n := e.evaluations(); n != e.budget {
+		t.Errorf("%v: %d evaluations for %d trials: an evaluation lost or repeated", sc, n, e.budget)
+	}
+	return pts
+}
+
+func (e *matrixEnv) writeFiles() {
+	space := `{"params":[{"name":"a","type":"float","low":-2,"high":3},{"name":"b","type":"float","low":0,"high":4}]}`
+	if e.sc.Space == "mixed" {
+		space = `{"params":[{"name":"a","type":"float","low":-2,"high":3},{"name":"b","type":"int","low":0,"high":4},{"name":"c","type":"categorical","choices":["p","q","r"]}]}`
+	}
+	files := map[string]string{"space.json": space, "matrix_plugin.py": matrixPython, "matrix_driver.py": matrixPythonDriver}
+	if err := os.MkdirAll(filepath.Join(e.dir, "studies"), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(e.dir, name), []byte(text), 0o644); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+}
+
+// config is the configuration a Go program or a client gives: what the
+// command-line flags of cliConfig say, nothing else.
+func (e *matrixEnv) config() study.Config {
+	sp, err := study.ReadSpace(bytes.NewReader(mustRead(e.t, filepath.Join(e.dir, "space.json"))))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	cfg := study.Config{Space: sp, Policy: e.sc.Policy, Seed: 7, Budget: matrixB0}
+	switch e.sc.Kind {
+	case "multi":
+		cfg.Directions = []study.Direction{study.Minimize, study.Minimize}
+	case "constrained":
+		cfg.Constraints = 1
+	case "pruned":
+		cfg.Pruner.Kind = "median"
+	}
+	return cfg
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestDoorMatrix checks the invariant on combinations drawn from a seed
+// against the reference: the same study through the command line's
+// ask/tell on a journal, uninterrupted (with the extension when the
+// combination extends).
+func TestDoorMatrix(t *testing.T) {
+	seed := uint64(1)
+	if s := os.Getenv("BKB_MATRIX_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	n := matrixFull
+	if testing.Short() {
+		n = matrixShort
+	}
+	if s := os.Getenv("BKB_MATRIX_N"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
+	_, err := exec.LookPath("python3")
+	havePython := err == nil
+	pgURL := os.Getenv("BKB_POSTGRES_URL")
+	scs, skipped := drawScenarios(seed, n, havePython, pgURL != "")
+	t.Logf("seed %d: %d combinations; draws left out: %v", seed, len(scs), skipped)
+	var refMu sync.Mutex
+	refs := map[scenario][][]float64{}
+	reference := func(t *testing.T, sc scenario) [][]float64 {
+		key := scenario{Policy: sc.Policy, Kind: sc.Kind, Space: sc.Space, DoorA: "cli", DoorB: "cli", Store: "journal", Interrupt: "none"}
+		if sc.Interrupt == "extend" {
+			key.Interrupt = "extend"
+		}
+		refMu.Lock()
+		defer refMu.Unlock()
+		if r, ok := refs[key]; ok {
+			return r
+		}
+		r := runScenario(t, key, "")
+		refs[key] = r
+		return r
+	}
+	for _, sc := range scs {
+		t.Run(strings.ReplaceAll(sc.String(), "/", ","), func(t *testing.T) {
+			want := reference(t, sc)
+			got := runScenario(t, sc, pgURL)
+			for i := range min(len(got), len(want)) {
+				if !slices.Equal(bitsOf(got[i]), bitsOf(want[i])) {
+					t.Fatalf("%v: trial %d asked %v, the uninterrupted command-line run %v (seed %d)", sc, i, got[i], want[i], seed)
+				}
+			}
+		})
+	}
+}
+
+func bitsOf(x []float64) []uint64 {
+	out := make([]uint64, len(x))
+	for i, v := range x {
+		out[i] = math.Float64bits(v)
+	}
+	return out
+}
