@@ -309,8 +309,14 @@ func (c *Config) Normalize() error {
 	}
 	if c.Arms.Kind == "" {
 		c.Arms.Kind = DefaultArms
-		if c.Arms.File != "" {
+		switch {
+		case c.Arms.File != "":
 			c.Arms.Kind = "csv"
+		case c.Space.Dim() > objectives.MaxSobolDim:
+			// Sobol points are built for at most MaxSobolDim
+			// parameters: a larger space gets a Latin hypercube by
+			// default (the stored kind keeps the study's arms).
+			c.Arms.Kind = "lhs"
 		}
 	}
 	c.Arms.Kind = strings.ToLower(c.Arms.Kind)

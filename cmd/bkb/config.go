@@ -290,8 +290,11 @@ func (c *configFlags) build(fs *pflag.FlagSet, extra []string, external bool) (*
 		}
 		cfg.Arms = study.Arms{Kind: "csv", File: abs, Seed: cfg.Arms.Seed}
 	}
+	if !fs.Changed("arms") && cfg.Arms.Kind == study.DefaultArms {
+		cfg.Arms.Kind = "" // the library's default: sobol, or lhs past its dimension
+	}
 	switch cfg.Arms.Kind {
-	case "sobol", "lhs", "random":
+	case "", "sobol", "lhs", "random":
 		if fs.Changed("n") && c.n <= 0 {
 			return nil, usagef("-n must be positive, got %d", c.n)
 		}

@@ -225,7 +225,12 @@ func TestInputFaults(t *testing.T) {
 
 	lower := strings.TrimSuffix(strings.Repeat("0,", 33), ",")
 	upper := strings.TrimSuffix(strings.Repeat("1,", 33), ",")
-	wantRun(t, runBKB(t, nil, "optimize", "--plugin", "true", "--lower", lower, "--upper", upper), 2, "Sobol arms support at most 32 parameters")
+	// Sobol points exist for at most 32 parameters: asked for, they are an
+	// error; by default a larger space gets Latin-hypercube arms.
+	wantRun(t, runBKB(t, nil, "optimize", "--arms", "sobol", "--plugin", "true", "--lower", lower, "--upper", upper), 2, "Sobol arms support at most 32 parameters")
+	if r := runBKB(t, nil, "create-study", "--study", filepath.Join(dir, "wide.jsonl"), "--lower", lower, "--upper", upper, "-T", "3"); r.code != 0 || !strings.Contains(r.stdout, "lhs arms") {
+		t.Errorf("33 parameters at defaults: exit %d, %s %s", r.code, r.stdout, r.stderr)
+	}
 
 	r := runBKB(t, nil, "optimize", "-T", "1", "--progress", "none")
 	if r.code != 0 || !strings.Contains(r.stdout, "Best point of 1 complete trial") {
