@@ -108,7 +108,12 @@ func (s scenario) valid(havePython, havePG bool) string {
 // (values= in Study.tell).
 func pythonTellsValues() bool {
 	b, err := os.ReadFile(filepath.Join("..", "..", "clients", "python", "bkb_client", "__init__.py"))
-	return err == nil && bytes.Contains(b, []byte("def tell(self, trial, value=None, values=None"))
+	if err != nil {
+		return false
+	}
+	_, def, _ := bytes.Cut(b, []byte("def tell(self, trial, value=None"))
+	line, _, _ := bytes.Cut(def, []byte("\n"))
+	return bytes.Contains(line, []byte("values=None"))
 }
 
 // drawScenarios draws n valid combinations from seed, each distinct.
@@ -216,7 +221,9 @@ def x_of(params):
     return x
 
 def done():
-    return sum(1 for t in study.trials() if t["state"] in ("complete", "pruned"))
+    ts = study.trials
+    ts = ts() if callable(ts) else ts
+    return sum(1 for t in ts if t["state"] in ("complete", "pruned"))
 
 while done() < upto:
     t = study.ask()
