@@ -8,6 +8,7 @@ import (
 
 	"github.com/bkb-go/bkb/serve"
 	"github.com/bkb-go/bkb/storage"
+	"github.com/bkb-go/bkb/study"
 )
 
 // twoObjectiveConfig is a two-objective study (both minimized) on the
@@ -181,5 +182,30 @@ func TestBudgetInForce(t *testing.T) {
 	}
 	if b, err := serve.StoredBudget(t.Context(), d, "b"); err != nil || b != 9 {
 		t.Errorf("StoredBudget = %d, %v; want 9", b, err)
+	}
+}
+
+// TestCreateCurrentVersion: a configuration created over HTTP without a
+// "version" is a new study of the current version (the library's zero
+// value), not a stored configuration of version 1; so a study of several
+// objectives with the default policy (BKB, growing candidates) can be
+// created. An explicit version is kept.
+func TestCreateCurrentVersion(t *testing.T) {
+	t.Parallel()
+	c, _ := newServer(t, serve.Options{})
+	cfg := twoObjectiveConfig(5)
+	delete(cfg, "policy")
+	var sum serve.Summary
+	c.must("POST", "/api/studies", map[string]any{"name": "v", "config": cfg}, nil, 201)
+	c.must("GET", "/api/studies/v", nil, &sum, 200)
+	if sum.Config == nil || sum.Config.Version != study.CurrentVersion || sum.Config.Candidates != study.CandidatesGrow || sum.Policy != "bkb" {
+		t.Fatalf("created without a version: %+v", sum.Config)
+	}
+	old := testConfig(3)
+	old["version"] = 1
+	c.must("POST", "/api/studies", map[string]any{"name": "v1", "config": old}, nil, 201)
+	c.must("GET", "/api/studies/v1", nil, &sum, 200)
+	if sum.Config.Version != 1 {
+		t.Fatalf("created with version 1: version %d", sum.Config.Version)
 	}
 }
