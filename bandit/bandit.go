@@ -8,6 +8,7 @@
 package bandit
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -35,30 +36,82 @@ type Policy interface {
 	Name() string
 }
 
-// Stats is what a policy reports about its state.
+// Stats is what a policy reports about its state. Its JSON names are
+// snake_case (`bkb status --json`'s "model"); UnmarshalJSON also reads the
+// Go field names, which snapshots written before the tags carry.
 type Stats struct {
-	Observations      int
-	DictionarySize    int     // BKB: |S|; exact posteriors: the number of observations
-	DictionaryChanges int     // BKB: points that entered or left S so far
-	SumVariance       float64 // sum of posterior variances at observed points (d_eff estimate)
-	Jitter            int     // pivots that needed jitter
-	VarianceClamps    int     // variances that rounding made negative, set to 0
-	RetryJitter       int     // diagonal entries jittered by factorization retries
+	Observations      int     `json:"observations"`
+	DictionarySize    int     `json:"dictionary_size"`    // BKB: |S|; exact posteriors: the number of observations
+	DictionaryChanges int     `json:"dictionary_changes"` // BKB: points that entered or left S so far
+	SumVariance       float64 `json:"sum_variance"`       // sum of posterior variances at observed points (d_eff estimate)
+	Jitter            int     `json:"jitter"`             // pivots that needed jitter
+	VarianceClamps    int     `json:"variance_clamps"`    // variances that rounding made negative, set to 0
+	RetryJitter       int     `json:"retry_jitter"`       // diagonal entries jittered by factorization retries
 	// RowsRead counts the arms' posterior rows the policy read or
 	// computed so far: A per observation for a full scan (one pass over
 	// the embedding), the working set's rows per pass plus the rows
 	// computed for visited arms with Options.Lazy.
-	RowsRead int64
+	RowsRead int64 `json:"rows_read,omitempty"`
 	// RowsComputed counts rows computed from scratch for arms a lazy
 	// policy visited (included in RowsRead); WorkingSet is the number of
 	// arms whose rows a lazy policy keeps current.
-	RowsComputed int64
-	WorkingSet   int
+	RowsComputed int64 `json:"rows_computed,omitempty"`
+	WorkingSet   int   `json:"working_set,omitempty"`
 	// ArmsEliminated counts arms removed for good by Options.Eliminate.
-	ArmsEliminated int
+	ArmsEliminated int `json:"arms_eliminated,omitempty"`
 	// BoundViolations counts arms whose exact UCB exceeded the lazy
 	// bound, found by Options.LazyCheck (always 0 without it).
-	BoundViolations int
+	BoundViolations int `json:"bound_violations,omitempty"`
+}
+
+// UnmarshalJSON reads the snake_case names, and the Go field names of
+// the JSON written before Stats had tags (the readable part of older
+// study snapshots).
+func (s *Stats) UnmarshalJSON(b []byte) error {
+	type tagged Stats
+	var t tagged
+	if err := json.Unmarshal(b, &t); err != nil {
+		return err
+	}
+	var old struct {
+		Observations, DictionarySize, DictionaryChanges *int
+		SumVariance                                     *float64
+		Jitter, VarianceClamps, RetryJitter             *int
+		RowsRead, RowsComputed                          *int64
+		WorkingSet, ArmsEliminated, BoundViolations     *int
+	}
+	// The Go names differ from the tags only by underscores and case:
+	// json matches names case-insensitively, so "observations" would
+	// fill Observations here too; only a name with an underscore tells
+	// the two apart, and either way the values agree.
+	if err := json.Unmarshal(b, &old); err != nil {
+		return err
+	}
+	*s = Stats(t)
+	setInt := func(dst *int, v *int) {
+		if v != nil && *dst == 0 {
+			*dst = *v
+		}
+	}
+	setInt(&s.Observations, old.Observations)
+	setInt(&s.DictionarySize, old.DictionarySize)
+	setInt(&s.DictionaryChanges, old.DictionaryChanges)
+	if old.SumVariance != nil && s.SumVariance == 0 {
+		s.SumVariance = *old.SumVariance
+	}
+	setInt(&s.Jitter, old.Jitter)
+	setInt(&s.VarianceClamps, old.VarianceClamps)
+	setInt(&s.RetryJitter, old.RetryJitter)
+	if old.RowsRead != nil && s.RowsRead == 0 {
+		s.RowsRead = *old.RowsRead
+	}
+	if old.RowsComputed != nil && s.RowsComputed == 0 {
+		s.RowsComputed = *old.RowsComputed
+	}
+	setInt(&s.WorkingSet, old.WorkingSet)
+	setInt(&s.ArmsEliminated, old.ArmsEliminated)
+	setInt(&s.BoundViolations, old.BoundViolations)
+	return nil
 }
 
 // StatsReporter is implemented by policies that report Stats.

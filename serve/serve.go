@@ -24,6 +24,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -357,10 +358,12 @@ func (s *Server) routes() {
 	m.HandleFunc("DELETE /api/studies/{name}", s.deleteStudy)
 	m.HandleFunc("POST /api/studies/{name}/ask", s.ask)
 	m.HandleFunc("GET /api/studies/{name}/trials", s.trials)
+	m.HandleFunc("GET /api/studies/{name}/trials/{trial}", s.oneTrial)
 	m.HandleFunc("GET /api/studies/{name}/best", s.best)
 	m.HandleFunc("POST /api/studies/{name}/trials/{trial}/tell", s.tell)
 	m.HandleFunc("POST /api/studies/{name}/trials/{trial}/heartbeat", s.heartbeat)
 	m.HandleFunc("POST /api/studies/{name}/trials/{trial}/report", s.report)
+	m.HandleFunc("GET /api/studies/{name}/trials/{trial}/should-prune", s.shouldPrune)
 	m.HandleFunc("PUT /api/studies/{name}/attrs", s.setAttr)
 	m.HandleFunc("POST /api/studies/{name}/budget", s.extend)
 	m.HandleFunc("GET /api/studies/{name}/predict", s.predict)
@@ -407,6 +410,19 @@ func (s *Server) load(ctx context.Context, name string, refresh bool) (*study.St
 	s.mu.Lock()
 	st, ok := s.studies[name]
 	s.mu.Unlock()
+	var budget int
+	if !ok || refresh {
+		var err error
+		if budget, err = s.storedBudget(ctx, name); err != nil {
+			return nil, err
+		}
+	}
+	if ok && refresh && budget > 0 && budget != st.Config().Budget {
+		// Extended since it was loaded (by another server on the same
+		// storage): the budget in force is the stored one.
+		s.forget(name, false)
+		ok = false
+	}
 	if ok {
 		if refresh {
 			if err := st.Refresh(ctx); err != nil {
@@ -415,11 +431,7 @@ func (s *Server) load(ctx context.Context, name string, refresh bool) (*study.St
 		}
 		return st, nil
 	}
-	budget, err := s.storedBudget(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	st, err = study.Load(ctx, s.leases, name, study.Options{Worker: s.opt.Worker, Budget: budget})
+	st, err := study.Load(ctx, s.leases, name, study.Options{Worker: s.opt.Worker, Budget: budget})
 	if err != nil {
 		return nil, err
 	}
@@ -456,7 +468,16 @@ const reportPrefix = "bkb.intermediate."
 
 // storedBudget returns the extended budget of a study, 0 if none.
 func (s *Server) storedBudget(ctx context.Context, name string) (int, error) {
-	at, ok := storage.As[storage.Attributes](s.opt.Storage)
+	return StoredBudget(ctx, s.opt.Storage, name)
+}
+
+// StoredBudget returns the budget a study was extended to (POST
+// /api/studies/{name}/budget), kept in the study attribute "bkb.budget";
+// 0 when it was not extended or st keeps no attributes. This budget, not
+// the one in the study's stored configuration, is in force: pass it as
+// study.Options.Budget when loading the study.
+func StoredBudget(ctx context.Context, st storage.Storage, name string) (int, error) {
+	at, ok := storage.As[storage.Attributes](st)
 	if !ok {
 		return 0, nil
 	}
@@ -491,13 +512,24 @@ func (s *Server) info(w http.ResponseWriter, r *http.Request) {
 
 // Summary describes a study.
 type Summary struct {
-	Name      string          `json:"name"`
-	Created   time.Time       `json:"created"`
-	Direction study.Direction `json:"direction"`
-	Policy    string          `json:"policy"`
-	Budget    int             `json:"budget"`
-	Counts    map[string]int  `json:"counts"`
-	Best      *TrialJSON      `json:"best,omitempty"`
+	Name    string    `json:"name"`
+	Created time.Time `json:"created"`
+	// Direction is the direction of the first objective; Directions
+	// has every objective's (one entry for a study of one objective).
+	Direction   study.Direction   `json:"direction"`
+	Directions  []study.Direction `json:"directions"`
+	Constraints int               `json:"constraints,omitempty"`
+	// ParetoFront holds the numbers of the trials on the Pareto front of
+	// the complete feasible trials, and Hypervolume its hypervolume
+	// against Reference (see study.DefaultReference), for a study of
+	// several objectives with a feasible complete trial.
+	ParetoFront []int          `json:"pareto_front,omitempty"`
+	Hypervolume *float64       `json:"hypervolume,omitempty"`
+	Reference   []float64      `json:"reference_point,omitempty"`
+	Policy      string         `json:"policy"`
+	Budget      int            `json:"budget"`
+	Counts      map[string]int `json:"counts"`
+	Best        *TrialJSON     `json:"best,omitempty"`
 	// Version changes whenever the study does (its number of trials and
 	// completed trials): the dashboard refetches trials when it changes.
 	Version string       `json:"version"`
@@ -513,10 +545,17 @@ type Summary struct {
 
 // TrialJSON is a trial as the API shows it.
 type TrialJSON struct {
-	Number  int            `json:"trial"`
-	State   study.State    `json:"state"`
-	Params  map[string]any `json:"params"`
-	Value   *float64       `json:"value,omitempty"`
+	Number int            `json:"trial"`
+	State  study.State    `json:"state"`
+	Params map[string]any `json:"params"`
+	Value  *float64       `json:"value,omitempty"`
+	// Values are every objective's values (several objectives),
+	// Constraints the constraint values (feasible when all are <= 0) of
+	// a complete trial; Infeasible marks one with a constraint value > 0.
+	Values      []float64 `json:"values,omitempty"`
+	Constraints []float64 `json:"constraints,omitempty"`
+	Infeasible  bool      `json:"infeasible,omitempty"`
+	// Error is a failed trial's message.
 	Error   string         `json:"error,omitempty"`
 	Seconds float64        `json:"seconds,omitempty"`
 	Time    time.Time      `json:"time"`
@@ -538,6 +577,7 @@ func trialJSON(t study.TrialResult) TrialJSON {
 	if t.State == study.Complete && !math.IsNaN(t.Value) {
 		v := t.Value
 		out.Value = &v
+		out.Values, out.Constraints, out.Infeasible = t.Values, t.Constraints, t.Infeasible
 	}
 	for _, sv := range t.Intermediate {
 		if out.Intermediate == nil {
@@ -553,7 +593,7 @@ func trialJSON(t study.TrialResult) TrialJSON {
 func (s *Server) summary(ctx context.Context, st *study.Study, full bool) Summary {
 	cfg := st.Config()
 	sum := Summary{Name: st.Name(), Created: st.Header().Created, Direction: cfg.Direction, Policy: cfg.Policy, Budget: cfg.Budget,
-		Counts: map[string]int{}}
+		Counts: map[string]int{}, Directions: cfg.ObjectiveDirections(), Constraints: cfg.Constraints}
 	trials := st.Trials()
 	done := 0
 	for _, t := range trials {
@@ -567,6 +607,7 @@ func (s *Server) summary(ctx context.Context, st *study.Study, full bool) Summar
 		tj := trialJSON(b)
 		sum.Best = &tj
 	}
+	setFront(&sum, cfg, trials)
 	if full {
 		sum.Space = &cfg.Space
 		sum.Config = &cfg
@@ -674,8 +715,36 @@ func (s *Server) listStudies(w http.ResponseWriter, r *http.Request) {
 
 // CreateRequest is the body of POST /api/studies.
 type CreateRequest struct {
-	Name   string       `json:"name"`
+	Name string `json:"name"`
+	// Config is the new study's configuration; without a "version" it
+	// is of study.CurrentVersion.
 	Config study.Config `json:"config"`
+
+	versioned bool // the config named its version
+}
+
+// UnmarshalJSON notes whether the configuration names its version
+// (study.Config's own decoding takes a missing one for version 1, the
+// version of configurations stored before versions existed).
+func (c *CreateRequest) UnmarshalJSON(b []byte) error {
+	type plain CreateRequest
+	var p plain
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return err
+	}
+	var probe struct {
+		Config struct {
+			Version *int `json:"version"`
+		} `json:"config"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return err
+	}
+	*c = CreateRequest(p)
+	c.versioned = probe.Config.Version != nil
+	return nil
 }
 
 func (s *Server) createStudy(w http.ResponseWriter, r *http.Request) {
@@ -690,6 +759,12 @@ func (s *Server) createStudy(w http.ResponseWriter, r *http.Request) {
 	if err := storage.CheckStudyName(req.Name); err != nil {
 		s.replyErr(w, r, badRequest{err})
 		return
+	}
+	if !req.versioned {
+		// A new configuration: no version means the current one (the
+		// library's zero value), not version 1, which only a configuration
+		// stored before versions existed lacks.
+		req.Config.Version = 0
 	}
 	st, err := study.Create(r.Context(), s.leases, req.Name, req.Config, study.Options{Worker: s.opt.Worker})
 	if err != nil {
@@ -739,8 +814,9 @@ func (s *Server) deleteStudy(w http.ResponseWriter, r *http.Request) {
 
 // AskRequest is the body of POST /api/studies/{name}/ask.
 type AskRequest struct {
-	// N is the number of trials to hand out (default 1, at most MaxAsk).
-	N int `json:"n"`
+	// N is the number of trials to hand out (default 1 when absent, at
+	// most MaxAsk; 0 is an error, not a trial).
+	N *int `json:"n"`
 }
 
 // Asked is one trial handed out.
@@ -770,11 +846,12 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 		s.replyErr(w, r, err)
 		return
 	}
-	if req.N == 0 {
-		req.N = 1
+	want := 1
+	if req.N != nil {
+		want = *req.N
 	}
-	if req.N < 0 || req.N > MaxAsk {
-		s.replyErr(w, r, badf("n = %d: want 1 to %d trials", req.N, MaxAsk))
+	if want < 1 || want > MaxAsk {
+		s.replyErr(w, r, badf("n = %d: want 1 to %d trials", want, MaxAsk))
 		return
 	}
 	st, err := s.load(r.Context(), n, false)
@@ -789,7 +866,7 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 		st.Release(t)
 	}
 	resp := AskResponse{Trials: []Asked{}, HeartbeatSeconds: s.opt.Grace.Seconds() / 3}
-	for range req.N {
+	for range want {
 		t, err := st.Ask(r.Context())
 		if err != nil {
 			if len(resp.Trials) > 0 && errors.Is(err, study.ErrComplete) {
@@ -973,39 +1050,10 @@ func (s *Server) trials(w http.ResponseWriter, r *http.Request) {
 		s.replyErr(w, r, err)
 		return
 	}
-	var attrs []storage.Attr
-	if at, ok := storage.As[storage.Attributes](s.opt.Storage); ok {
-		if attrs, err = at.Attrs(r.Context(), n); err != nil {
-			s.replyErr(w, r, err)
-			return
-		}
-	}
-	byTrial := map[int][]storage.Attr{}
-	for _, a := range attrs {
-		if a.Trial >= 0 {
-			byTrial[a.Trial] = append(byTrial[a.Trial], a)
-		}
-	}
-	ts := st.Trials()
-	out := make([]TrialJSON, len(ts))
-	for i, t := range ts {
-		out[i] = trialJSON(t)
-		for _, a := range byTrial[t.Number] {
-			if step, ok := strings.CutPrefix(a.Key, reportPrefix); ok {
-				var v float64
-				if json.Unmarshal(a.Value, &v) == nil {
-					if out[i].Intermediate == nil {
-						out[i].Intermediate = map[string]float64{}
-					}
-					out[i].Intermediate[step] = v
-				}
-				continue
-			}
-			if out[i].Attrs == nil {
-				out[i].Attrs = map[string]any{}
-			}
-			out[i].Attrs[a.Key] = a.Value
-		}
+	out, err := s.trialList(r.Context(), st, -1)
+	if err != nil {
+		s.replyErr(w, r, err)
+		return
 	}
 	s.reply(w, http.StatusOK, map[string]any{"trials": out})
 }

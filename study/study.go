@@ -909,6 +909,21 @@ func (s *Study) Info() Info {
 		Stats: e.stats(), Diverged: e.diverged, Ignored: e.ignored, Warp: e.warpInfo()}
 }
 
+// ModelInfo returns the study's model information from its engine, which
+// it builds if needed (from the newest usable snapshot and the records
+// after it, else by replaying every record: as long as an Ask of a study
+// that keeps no snapshot), where Info reads only a snapshot's readable
+// part.
+func (s *Study) ModelInfo(ctx context.Context) (Info, error) {
+	s.mu.Lock()
+	if err := s.ensureEngine(ctx); err != nil {
+		s.mu.Unlock()
+		return Info{}, err
+	}
+	s.mu.Unlock()
+	return s.Info(), nil
+}
+
 // Arms returns the candidate set: one point per row (values per
 // parameter), including points added by Enqueue and ImportCSV.
 func (s *Study) Arms() *mat.Dense {

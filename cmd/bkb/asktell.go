@@ -276,9 +276,21 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer closeStore()
 	info := s.Info()
+	if info.AsOf == 0 {
+		// No snapshot to read the model from (a study of several
+		// objectives or with constraints, an exact GP, a fixed arm set
+		// keep none): build it from the records, as an ask would.
+		if info, err = s.ModelInfo(ctx); err != nil {
+			if ctx.Err() != nil {
+				return errInterrupted
+			}
+			return fmt.Errorf("study %s: %v", w, trimPkg(err))
+		}
+	}
 	res := newResult(sp, info.Arms, s.Trials(), of.top)
 	res.Study = w.String()
 	res.LengthScale, res.Fits, res.Numerics, res.Warp = info.LengthScale, info.Fits, info.Stats, info.Warp
+	res.ModelAsOf = info.AsOf
 	return writeOutputs(stdout, &of, res, sp, s.Trials())
 }
 

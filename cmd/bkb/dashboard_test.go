@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -56,55 +57,10 @@ func TestDashboard(t *testing.T) {
 		complete++
 	}
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
-		chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1280, 900))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-
-	var mu sync.Mutex
-	var problems []string
-	chromedp.ListenTarget(ctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch e := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.APITypeError || e.Type == runtime.APITypeWarning {
-				var args []string
-				for _, a := range e.Args {
-					args = append(args, string(a.Value)+a.Description)
-				}
-				problems = append(problems, fmt.Sprintf("console.%s: %s", e.Type, strings.Join(args, " ")))
-			}
-		case *runtime.EventExceptionThrown:
-			problems = append(problems, "exception: "+e.ExceptionDetails.Error())
-		case *log.EventEntryAdded:
-			if e.Entry.Level == log.LevelError {
-				problems = append(problems, "log: "+e.Entry.Text+" "+e.Entry.URL)
-			}
-		}
-	})
-	if err := chromedp.Run(ctx, log.Enable()); err != nil {
-		t.Fatal(err)
-	}
+	ctx, problems := browser(t, exe)
+	shot := screenshot
 
 	// The list of studies.
-	shots := os.Getenv("BKB_SCREENSHOTS")
-	shot := func(name string) chromedp.Action {
-		return chromedp.ActionFunc(func(ctx context.Context) error {
-			if shots == "" {
-				return nil
-			}
-			var buf []byte
-			if err := chromedp.CaptureScreenshot(&buf).Do(ctx); err != nil {
-				return err
-			}
-			return os.WriteFile(filepath.Join(shots, name+".png"), buf, 0o644)
-		})
-	}
 	var rows int
 	if err := chromedp.Run(ctx, chromedp.Navigate(srv.url+"/"),
 		chromedp.Poll(`window.bkb && window.bkb.ready`, nil, chromedp.WithPollingTimeout(20*time.Second)),
@@ -191,9 +147,69 @@ func TestDashboard(t *testing.T) {
 		t.Fatalf("the page did not show the new trial: %v", err)
 	}
 
-	mu.Lock()
-	defer mu.Unlock()
-	if len(problems) > 0 {
-		t.Fatalf("the browser reported errors:\n%s", strings.Join(problems, "\n"))
+	if p := problems(); len(p) > 0 {
+		t.Fatalf("the browser reported errors:\n%s", strings.Join(p, "\n"))
 	}
+}
+
+// browser starts headless chromium (closed at the test's end) and
+// returns its context, with a minute to run, and the errors and warnings
+// it logged so far.
+func browser(t *testing.T, exe string) (context.Context, func() []string) {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox,
+		chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1280, 900))
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	ctx, cancel = context.WithTimeout(ctx, time.Minute)
+	t.Cleanup(cancel)
+
+	var mu sync.Mutex
+	var problems []string
+	chromedp.ListenTarget(ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.APITypeError || e.Type == runtime.APITypeWarning {
+				var args []string
+				for _, a := range e.Args {
+					args = append(args, string(a.Value)+a.Description)
+				}
+				problems = append(problems, fmt.Sprintf("console.%s: %s", e.Type, strings.Join(args, " ")))
+			}
+		case *runtime.EventExceptionThrown:
+			problems = append(problems, "exception: "+e.ExceptionDetails.Error())
+		case *log.EventEntryAdded:
+			if e.Entry.Level == log.LevelError {
+				problems = append(problems, "log: "+e.Entry.Text+" "+e.Entry.URL)
+			}
+		}
+	})
+	if err := chromedp.Run(ctx, log.Enable()); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(problems)
+	}
+}
+
+// screenshot writes a screenshot of the page to $BKB_SCREENSHOTS/name.png
+// (nothing when BKB_SCREENSHOTS is not set).
+func screenshot(name string) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		dir := os.Getenv("BKB_SCREENSHOTS")
+		if dir == "" {
+			return nil
+		}
+		var buf []byte
+		if err := chromedp.CaptureScreenshot(&buf).Do(ctx); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, name+".png"), buf, 0o644)
+	})
 }

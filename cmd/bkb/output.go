@@ -133,8 +133,12 @@ type result struct {
 	LengthScale float64           `json:"length_scale"`
 	Fits        []study.FitResult `json:"length_scale_fits,omitempty"`
 	Numerics    bandit.Stats      `json:"model"`
-	Warp        *study.Warp       `json:"warp,omitempty"`
-	Error       string            `json:"error,omitempty"`
+	// ModelAsOf, when positive, says that the model's fields (model,
+	// length_scale_fits) come from the study's newest snapshot, taken
+	// after its first ModelAsOf records (status).
+	ModelAsOf int         `json:"model_as_of_records,omitempty"`
+	Warp      *study.Warp `json:"warp,omitempty"`
+	Error     string      `json:"error,omitempty"`
 	tradeoffResult
 
 	space study.Space

@@ -218,6 +218,9 @@ func runStudies(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		_ = json.Unmarshal(h.Config, &cfg)
 		r.Budget, r.Direction = cfg.Budget, cfg.Direction
+		if b, err := serve.StoredBudget(ctx, st, h.Name); err == nil && b > 0 {
+			r.Budget = b // extended over HTTP: the budget in force
+		}
 		recs, err := st.Records(ctx, h.Name, 0)
 		if err != nil {
 			return errors.New(mask(trimPkg(err).Error(), secrets))

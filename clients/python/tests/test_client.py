@@ -71,7 +71,7 @@ class ClientTest(unittest.TestCase):
                 raise ValueError("bad point")
             return f(trial.params)
 
-        best = s.optimize(obj)
+        best = s.optimize(obj, catch=(ValueError,))
         self.assertEqual(sorted(calls), list(range(15)))
         states = [t["state"] for t in s.trials()]
         self.assertEqual(states.count("complete"), 14)
