@@ -24,7 +24,6 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -717,34 +716,9 @@ func (s *Server) listStudies(w http.ResponseWriter, r *http.Request) {
 type CreateRequest struct {
 	Name string `json:"name"`
 	// Config is the new study's configuration; without a "version" it
-	// is of study.CurrentVersion.
+	// is of study.CurrentVersion (study.Config's decoding leaves a
+	// missing version to Normalize; only a stored one is version 1).
 	Config study.Config `json:"config"`
-
-	versioned bool // the config named its version
-}
-
-// UnmarshalJSON notes whether the configuration names its version
-// (study.Config's own decoding takes a missing one for version 1, the
-// version of configurations stored before versions existed).
-func (c *CreateRequest) UnmarshalJSON(b []byte) error {
-	type plain CreateRequest
-	var p plain
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
-		return err
-	}
-	var probe struct {
-		Config struct {
-			Version *int `json:"version"`
-		} `json:"config"`
-	}
-	if err := json.Unmarshal(b, &probe); err != nil {
-		return err
-	}
-	*c = CreateRequest(p)
-	c.versioned = probe.Config.Version != nil
-	return nil
 }
 
 func (s *Server) createStudy(w http.ResponseWriter, r *http.Request) {
@@ -759,12 +733,6 @@ func (s *Server) createStudy(w http.ResponseWriter, r *http.Request) {
 	if err := storage.CheckStudyName(req.Name); err != nil {
 		s.replyErr(w, r, badRequest{err})
 		return
-	}
-	if !req.versioned {
-		// A new configuration: no version means the current one (the
-		// library's zero value), not version 1, which only a configuration
-		// stored before versions existed lacks.
-		req.Config.Version = 0
 	}
 	st, err := study.Create(r.Context(), s.leases, req.Name, req.Config, study.Options{Worker: s.opt.Worker})
 	if err != nil {
