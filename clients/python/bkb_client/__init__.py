@@ -49,6 +49,18 @@ __all__ = [
 __version__ = "0.2.0"
 
 
+def __getattr__(name):
+    # bkb_client.optuna.BkbSampler, an Optuna sampler, imports Optuna:
+    # loaded on first use only, so that the client needs nothing but the
+    # standard library.
+    if name in ("optuna", "BkbSampler"):
+        import importlib
+
+        mod = importlib.import_module(".optuna", __name__)
+        return mod if name == "optuna" else mod.BkbSampler
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
+
+
 class BkbError(Exception):
     """An error answer of the server: .status is the HTTP status."""
 
