@@ -49,7 +49,8 @@ from . import BkbError, Client, StudyComplete
 
 __all__ = ["BkbSampler"]
 
-_logger = optuna.logging.get_logger(__name__)
+# Under Optuna's logger, so that optuna.logging.set_verbosity applies.
+_logger = optuna.logging.get_logger("optuna.bkb_client")
 
 # The trial system attributes the sampler sets: the bkb study and its trial
 # number that chose an Optuna trial's relative parameters.

@@ -1,0 +1,449 @@
+"""Tests of bkb_client.optuna.BkbSampler, an Optuna sampler backed by bkb.
+
+They need Optuna (Debian: apt-get install python3-optuna) and a bkb binary,
+named by BKB_PATH (cmd/bkb's TestOptunaSampler builds one and sets it):
+
+    BKB_PATH=$(go env GOPATH)/bin/bkb /usr/bin/python3 -m unittest -v test_optuna_sampler
+
+The distributions' mapping needs Optuna only; the import test neither.
+"""
+
+import contextlib
+import json
+import logging
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, ".."))
+# The Branin of the example plugin: the same function evaluates the Optuna
+# objective and, as a plugin, the command line's run.
+BRANIN_PLUGIN = os.path.join(HERE, "..", "..", "..", "objectives", "plugin", "examples", "python", "branin.py")
+sys.path.insert(0, os.path.dirname(BRANIN_PLUGIN))
+
+try:
+    import optuna
+    from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
+    from optuna.trial import TrialState
+except ImportError:  # pragma: no cover - skipped below
+    optuna = None
+
+BKB = os.environ.get("BKB_PATH")
+
+if optuna is not None:
+    from bkb_client import optuna as bkb_optuna  # noqa: E402
+    from bkb_client.optuna import BkbSampler  # noqa: E402
+
+    optuna.logging.set_verbosity(optuna.logging.ERROR)  # no tracebacks of the failing trials
+
+needs_optuna = unittest.skipUnless(optuna is not None, "optuna is not installed (Debian: apt-get install python3-optuna)")
+needs_bkb = unittest.skipUnless(optuna is not None and BKB, "needs optuna and BKB_PATH (a bkb binary; cmd/bkb's TestOptunaSampler sets it)")
+
+
+class ImportTest(unittest.TestCase):
+    def test_client_imports_without_optuna(self):
+        # optuna made unimportable: the client still imports, and only
+        # bkb_client.optuna asks for it.
+        code = ("import sys; sys.modules['optuna'] = None; sys.path.insert(0, %r); import bkb_client\n"
+                "try:\n    bkb_client.BkbSampler\nexcept ImportError:\n    print('lazy')\n") % os.path.join(HERE, "..")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stdout.strip(), "lazy")
+
+
+@needs_optuna
+class CodecTest(unittest.TestCase):
+    """Optuna's distributions as bkb's parameters, and back."""
+
+    def codec(self, dist, name="p"):
+        c = bkb_optuna._codec(name, dist)
+        self.assertIsNotNone(c, dist)
+        return c
+
+    def test_float(self):
+        c = self.codec(FloatDistribution(-5, 10))
+        self.assertEqual(c.spec, {"name": "p", "type": "float", "low": -5, "high": 10})
+        self.assertEqual(c.decode(3.25), 3.25)
+        c = self.codec(FloatDistribution(1e-5, 1e-1, log=True))
+        self.assertEqual(c.spec, {"name": "p", "type": "float", "low": 1e-5, "high": 1e-1, "log": True})
+        c = self.codec(FloatDistribution(0, 1, step=0.25))
+        self.assertEqual(c.spec["step"], 0.25)
+        self.assertEqual(c.decode(1.0000000000000002), 1.0)  # clipped into the bounds
+
+    def test_int(self):
+        c = self.codec(IntDistribution(1, 8))
+        self.assertEqual(c.spec, {"name": "p", "type": "int", "low": 1, "high": 8})
+        self.assertEqual(c.decode(3.0), 3)
+        self.assertIsInstance(c.decode(3.0), int)
+        c = self.codec(IntDistribution(1, 1024, log=True))
+        self.assertEqual(c.spec["log"], True)
+        # bkb's integers have no step: a stepped float on the same grid.
+        c = self.codec(IntDistribution(0, 10, step=2))
+        self.assertEqual(c.spec, {"name": "p", "type": "float", "low": 0, "high": 10, "step": 2})
+        self.assertEqual(c.decode(6.000000000000001), 6)
+        self.assertIsInstance(c.decode(4.0), int)
+
+    def test_categorical(self):
+        c = self.codec(CategoricalDistribution(["rbf", "linear"]))
+        self.assertEqual(c.spec["choices"], ["rbf", "linear"])
+        self.assertEqual(c.decode("linear"), "linear")
+        c = self.codec(CategoricalDistribution([16, 32, 0.5]))
+        self.assertEqual(c.spec["choices"], [16, 32, 0.5])
+        self.assertEqual(c.decode(32), 32)
+        self.assertEqual(c.decode(32.0), 32)
+        # None, booleans and mixed choices: labels, mapped back by position.
+        dist = CategoricalDistribution([None, True, False, "a", 1])
+        c = self.codec(dist)
+        self.assertEqual(c.spec["choices"], ["None", "True", "False", "a", "1"])
+        for label, choice in zip(c.spec["choices"], dist.choices):
+            self.assertIs(c.decode(label), choice) if choice in (None, True, False) else self.assertEqual(c.decode(label), choice)
+        # Labels that collide ("1" and 1) are numbered.
+        c = self.codec(CategoricalDistribution(["1", 1]))
+        self.assertEqual(c.spec["choices"], ["0: '1'", "1: 1"])
+        self.assertEqual(c.decode("1: 1"), 1)
+        with self.assertRaises(ValueError):
+            c.decode("2")
+
+    def test_left_to_the_independent_sampler(self):
+        self.assertIsNone(bkb_optuna._codec("p", FloatDistribution(1, 1)))  # a single value
+        self.assertIsNone(bkb_optuna._codec("p", CategoricalDistribution(["only"])))
+        self.assertIsNone(bkb_optuna._codec("p\n", FloatDistribution(0, 1)))  # bkb refuses the name
+        self.assertIsNone(bkb_optuna._codec("p", FloatDistribution(0, 1e200)))
+
+    def test_study_name(self):
+        self.assertEqual(bkb_optuna._bkb_name("my study/v2"), "optuna-my_study_v2")
+        self.assertLessEqual(len(bkb_optuna._bkb_name("x" * 500)), 128)
+
+
+def branin_objective(trial):
+    from branin import branin
+
+    return branin(trial.suggest_float("x1", -5, 10), trial.suggest_float("x2", 0, 15))
+
+
+def quad(trial):
+    x, y = trial.suggest_float("x", 0, 1), trial.suggest_float("y", 0, 1)
+    return (x - 0.3) ** 2 + (y - 0.6) ** 2
+
+
+XY = None if optuna is None else {"x": FloatDistribution(0, 1), "y": FloatDistribution(0, 1)}
+
+
+@needs_bkb
+class SamplerTest(unittest.TestCase):
+    def sampler(self, **kw):
+        kw.setdefault("bkb_path", BKB)
+        s = BkbSampler(**kw)
+        self.addCleanup(s.close)
+        return s
+
+    @contextlib.contextmanager
+    def warnings_of(self, logger):
+        """The WARNING lines logged on an Optuna logger."""
+        lines = []
+
+        class H(logging.Handler):
+            def emit(self, record):
+                lines.append(record.getMessage())
+
+        h = H(logging.WARNING)
+        lg = logging.getLogger(logger)
+        level = optuna.logging.get_verbosity()
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        lg.addHandler(h)
+        try:
+            yield lines
+        finally:
+            lg.removeHandler(h)
+            optuna.logging.set_verbosity(level)
+
+    def bkb_trials(self, sampler):
+        return {t.number: t for t in sampler.bkb_study.trials}
+
+    # (a) --------------------------------------------------------------
+
+    def test_branin_asks_the_command_lines_points(self):
+        """40 trials of Branin with BkbSampler ask the points of
+        `bkb optimize --space examples/space.json --seed 3 -T 40 -- branin.py`
+        bit for bit, on Optuna's in-memory storage and on SQLite."""
+        seed, budget = 3, 40
+        tmp = tempfile.mkdtemp(prefix="bkb-optuna-test-")
+        journal = os.path.join(tmp, "cli.jsonl")
+        space = os.path.join(tmp, "space.json")
+        with open(space, "w") as f:
+            json.dump({"params": [{"name": "x1", "type": "float", "low": -5, "high": 10},
+                                  {"name": "x2", "type": "float", "low": 0, "high": 15}]}, f)
+        subprocess.run([BKB, "optimize", "--space", space, "--seed", str(seed), "-T", str(budget), "--study", journal,
+                        "--progress", "none", "--", sys.executable, BRANIN_PLUGIN],
+                       check=True, capture_output=True, timeout=300)
+        out = subprocess.run([BKB, "export", "--study", journal, "--out", "-", "--format", "json"],
+                             check=True, capture_output=True, timeout=60)
+        cli = json.loads(out.stdout)
+        self.assertEqual(len(cli), budget)
+        for storage in (None, "sqlite:///" + os.path.join(tmp, "optuna.db")):
+            with self.subTest(storage=storage or "in-memory"):
+                sampler = self.sampler(seed=seed, budget=budget,
+                                       search_space={"x1": FloatDistribution(-5, 10), "x2": FloatDistribution(0, 15)})
+                study = optuna.create_study(sampler=sampler, storage=storage)
+                study.optimize(branin_objective, n_trials=budget)
+                if storage:  # read back from the database
+                    study = optuna.load_study(study_name=study.study_name, storage=storage)
+                trials = study.trials
+                self.assertEqual(len(trials), budget)
+                for t, r in zip(trials, cli):
+                    self.assertEqual(t.number, r["trial"])
+                    self.assertEqual(t.system_attrs["bkb:trial"], r["trial"])
+                    got = [t.params["x1"].hex(), t.params["x2"].hex()]
+                    want = [float(v).hex() for v in r["x"]]
+                    self.assertEqual(got, want, "trial %d: Optuna asked %r, the command line %r" % (t.number, t.params, r["x"]))
+                    self.assertEqual(t.value, r["value"])
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    # (b) --------------------------------------------------------------
+
+    def test_two_objectives_pareto_front(self):
+        sampler = self.sampler(seed=2, budget=24)
+        study = optuna.create_study(sampler=sampler, directions=["minimize", "maximize"])
+
+        def obj(t):
+            x, y = t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1)
+            return x ** 2 + y, (1 - x) ** 2 + x * y
+
+        study.optimize(obj, n_trials=24)
+        self.assertEqual(sampler.bkb_study.directions, ["minimize", "maximize"])
+        complete = [t for t in study.trials if t.state == TrialState.COMPLETE]
+        front = study.best_trials
+        self.assertTrue(front)
+
+        def dominates(a, b):  # a dominates b (minimize, maximize)
+            ge = a.values[0] <= b.values[0] and a.values[1] >= b.values[1]
+            return ge and (a.values[0] < b.values[0] or a.values[1] > b.values[1])
+
+        for f in front:
+            self.assertFalse(any(dominates(t, f) for t in complete), "trial %d is dominated" % f.number)
+        # bkb was told both values, and finds the same front.
+        bk = self.bkb_trials(sampler)
+        self.assertNotIn("bkb:trial", study.trials[0].system_attrs)  # the independent sampler's
+        for t in complete[1:]:
+            b = bk[t.system_attrs["bkb:trial"]]
+            self.assertEqual(b.values, list(t.values))
+        bkb_front = set(sampler.bkb_study.summary().get("pareto_front") or [])
+        self.assertEqual(bkb_front, {f.system_attrs["bkb:trial"] for f in front if "bkb:trial" in f.system_attrs})
+
+    # (c) --------------------------------------------------------------
+
+    def test_raising_objective(self):
+        """As with Optuna's own samplers: optimize raises the objective's
+        exception, the trial is FAIL; bkb's trial is failed with the
+        message. A NaN value fails the trial and the run goes on."""
+
+        def run(sampler):
+            study = optuna.create_study(sampler=sampler)
+
+            def obj(t):
+                v = quad(t)
+                if t.number == 3:
+                    raise ValueError("diverged at trial %d" % t.number)
+                return v
+
+            with self.assertRaises(ValueError) as cm:
+                study.optimize(obj, n_trials=10)
+            return study, str(cm.exception)
+
+        ref_study, ref_msg = run(optuna.samplers.RandomSampler(seed=1))
+        sampler = self.sampler(seed=1, search_space=XY)
+        study, msg = run(sampler)
+        self.assertEqual(msg, ref_msg)
+        self.assertEqual([t.state for t in study.trials], [t.state for t in ref_study.trials])
+        self.assertEqual(study.trials[3].state, TrialState.FAIL)
+        b = self.bkb_trials(sampler)[study.trials[3].system_attrs["bkb:trial"]]
+        self.assertEqual(b.state, "failed")
+        self.assertEqual(b.error, "ValueError: diverged at trial 3")
+        # catch= goes on, and a NaN fails its trial with Optuna's message.
+        study.optimize(lambda t: float("nan") if t.number == 5 else quad(t), n_trials=3, catch=(ValueError,))
+        t5 = study.trials[5]
+        self.assertEqual(t5.state, TrialState.FAIL)
+        b = self.bkb_trials(sampler)[t5.system_attrs["bkb:trial"]]
+        self.assertEqual((b.state, b.error), ("failed", "The value nan is not acceptable."))
+        self.assertEqual(study.trials[6].state, TrialState.COMPLETE)
+        # By hand (ask and tell), the message says it is Optuna's failure.
+        t = study.ask()
+        quad(t)
+        study.tell(t, state=TrialState.FAIL)
+        b = self.bkb_trials(sampler)[study.trials[-1].system_attrs["bkb:trial"]]
+        self.assertEqual((b.state, b.error), ("failed", "Optuna trial %d failed" % t.number))
+
+    # (d) --------------------------------------------------------------
+
+    def test_n_jobs(self):
+        """Two threads: every Optuna trial has its own bkb trial, none lost
+        or twice, and bkb holds what Optuna holds."""
+        n = 16
+        sampler = self.sampler(seed=4, search_space=XY)
+        study = optuna.create_study(sampler=sampler)
+        in_flight, most = [0], [0]
+        lock = threading.Lock()
+
+        def obj(t):
+            with lock:
+                in_flight[0] += 1
+                most[0] = max(most[0], in_flight[0])
+            time.sleep(0.05)
+            v = quad(t)
+            with lock:
+                in_flight[0] -= 1
+            return v
+
+        study.optimize(obj, n_trials=n, n_jobs=2)
+        trials = study.trials
+        self.assertEqual(len(trials), n)
+        self.assertEqual(most[0], 2, "the two jobs never overlapped")
+        numbers = sorted(t.system_attrs["bkb:trial"] for t in trials)
+        self.assertEqual(numbers, list(range(n)))
+        bk = self.bkb_trials(sampler)
+        self.assertEqual(len(bk), n)
+        for t in trials:
+            self.assertEqual(t.state, TrialState.COMPLETE)
+            b = bk[t.system_attrs["bkb:trial"]]
+            self.assertEqual((b.state, b.value, b.params), ("complete", t.value, t.params))
+
+    # (e) --------------------------------------------------------------
+
+    def test_median_pruner(self):
+        """Optuna's MedianPruner decides; the sampler tells bkb the pruned
+        trials with their learning curves."""
+        sampler = self.sampler(seed=5, search_space=XY)
+        study = optuna.create_study(sampler=sampler, pruner=optuna.pruners.MedianPruner(n_startup_trials=3))
+
+        def obj(t):
+            v = quad(t)
+            for step in range(8):
+                loss = v + 1.0 / (step + 1)
+                t.report(loss, step)
+                if t.should_prune():
+                    raise optuna.TrialPruned()
+            return v
+
+        study.optimize(obj, n_trials=16)
+        pruned = [t for t in study.trials if t.state == TrialState.PRUNED]
+        self.assertTrue(pruned, "MedianPruner pruned nothing in 16 trials")
+        bk = self.bkb_trials(sampler)
+        for t in study.trials:
+            b = bk[t.system_attrs["bkb:trial"]]
+            want = "pruned" if t.state == TrialState.PRUNED else "complete"
+            self.assertEqual(b.state, want, "Optuna trial %d" % t.number)
+            if t.state == TrialState.PRUNED:
+                self.assertEqual(b.intermediate_values, t.intermediate_values)
+
+    # constraints, the first trial, conditional parameters, url= --------
+
+    def test_constraints(self):
+        def constraints(frozen):
+            return [frozen.params["x"] + frozen.params["y"] - 1.0]
+
+        sampler = self.sampler(seed=6, budget=12, search_space=XY, constraints_func=constraints, n_constraints=1)
+        study = optuna.create_study(sampler=sampler)
+        study.optimize(quad, n_trials=12)
+        self.assertEqual(sampler.bkb_study.constraints, 1)
+        bk = self.bkb_trials(sampler)
+        for t in study.trials:
+            self.assertEqual(t.system_attrs["constraints"], (t.params["x"] + t.params["y"] - 1.0,))
+            b = bk[t.system_attrs["bkb:trial"]]
+            self.assertEqual(b.constraints, list(t.system_attrs["constraints"]))
+            self.assertEqual(b.feasible, t.system_attrs["constraints"][0] <= 0)
+        # Without n_constraints, with search_space=, the count is unknown.
+        bad = self.sampler(seed=6, search_space=XY, constraints_func=constraints)
+        with self.assertRaisesRegex(ValueError, "n_constraints"):
+            optuna.create_study(sampler=bad).optimize(quad, n_trials=1)
+
+    def test_first_trial_and_conditional_parameters(self):
+        """Without search_space=, the first trial is the independent
+        sampler's and fixes the space; a parameter outside it (a branch
+        of a conditional space) is sampled independently, with a warning."""
+        sampler = self.sampler(seed=7)
+        study = optuna.create_study(sampler=sampler)
+
+        def obj(t):
+            kind = t.suggest_categorical("kind", ["a", "b"])
+            x = t.suggest_float("x", -2, 2)
+            if t.number == 0:
+                return x * x
+            if kind == "b":
+                return x * x + t.suggest_float("extra", 0, 1)
+            return x * x + 0.5
+
+        with self.warnings_of("optuna.bkb_client") as warned:
+            study.optimize(obj, n_trials=12)
+        trials = study.trials
+        self.assertNotIn("bkb:trial", trials[0].system_attrs)
+        self.assertEqual([t.system_attrs["bkb:trial"] for t in trials[1:]], list(range(11)))
+        self.assertEqual(list(sampler.bkb_study._types), ["kind", "x"])
+        bk = self.bkb_trials(sampler)
+        for t in trials[1:]:
+            b = bk[t.system_attrs["bkb:trial"]]
+            self.assertEqual(b.params, {"kind": t.params["kind"], "x": t.params["x"]})
+        if any("extra" in t.params for t in trials):
+            self.assertTrue(any("'extra'" in w for w in warned), warned)
+
+    def test_url_and_resume(self):
+        """A server of one's own (url=), an Optuna study on SQLite resumed
+        by another sampler: the same bkb study continues; a study with
+        another space gets a bkb study of its own."""
+        tmp = tempfile.mkdtemp(prefix="bkb-optuna-url-")
+        server = bkb_optuna._Server(BKB, os.path.join(tmp, "studies"))
+        self.addCleanup(server.stop)
+        storage = "sqlite:///" + os.path.join(tmp, "optuna.db")
+        s1 = BkbSampler(url=server.url, seed=8, search_space=XY)
+        study = optuna.create_study(study_name="resumed", sampler=s1, storage=storage)
+        study.optimize(quad, n_trials=4)
+        self.assertEqual(s1.bkb_study.name, "optuna-resumed")
+        s2 = BkbSampler(url=server.url, seed=8, search_space=XY)
+        study = optuna.load_study(study_name="resumed", sampler=s2, storage=storage)
+        study.optimize(quad, n_trials=3)
+        self.assertEqual(s2.bkb_study.name, "optuna-resumed")
+        self.assertEqual([t.system_attrs["bkb:trial"] for t in study.trials], list(range(7)))
+        self.assertEqual(len(s2.bkb_study.trials), 7)
+        s3 = BkbSampler(url=server.url, seed=8, search_space={"x": FloatDistribution(0, 2), "y": FloatDistribution(0, 1)},
+                        study_name="optuna-resumed")
+        optuna.create_study(sampler=s3).optimize(lambda t: t.suggest_float("x", 0, 2), n_trials=1)
+        self.assertEqual(s3.bkb_study.name, "optuna-resumed-2")
+        self.assertEqual(s1.url, server.url)
+
+    def test_server_stops(self):
+        """The sampler's own server stops at close() and when Python exits."""
+        sampler = self.sampler(seed=9, search_space=XY)
+        optuna.create_study(sampler=sampler).optimize(quad, n_trials=2)
+        proc, tmp = sampler._server.proc, sampler._server.tmp
+        self.assertIsNone(proc.poll())
+        sampler.close()
+        self.assertIsNotNone(proc.poll())
+        self.assertFalse(os.path.exists(tmp))
+        code = ("import sys, optuna; sys.path.insert(0, %r)\n"
+                "from bkb_client.optuna import BkbSampler\n"
+                "s = BkbSampler(bkb_path=%r, seed=1)\n"
+                "optuna.logging.set_verbosity(optuna.logging.WARNING)\n"
+                "optuna.create_study(sampler=s).optimize(lambda t: t.suggest_float('x', 0, 1), n_trials=3)\n"
+                "print(s._server.proc.pid, s._server.tmp)\n") % (os.path.join(HERE, ".."), BKB)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        pid, tmp = out.stdout.split()
+        self.assertFalse(os.path.exists(tmp))
+        with self.assertRaises(ProcessLookupError):
+            os.kill(int(pid), 0)
+
+    def test_missing_bkb(self):
+        s = BkbSampler(bkb_path=os.path.join(tempfile.gettempdir(), "no-such-bkb-binary"), search_space=XY)
+        with self.assertRaisesRegex(RuntimeError, "cannot start"):
+            optuna.create_study(sampler=s).optimize(quad, n_trials=1)
+
+
+if __name__ == "__main__":
+    unittest.main()
