@@ -308,6 +308,7 @@ class BkbSampler(BaseSampler):
         self._space = None          # name -> distribution, fixed at creation
         self._codecs = None         # name -> _Codec
         self._pending = {}          # bkb trial number -> bkb_client.Trial
+        self._asked = {}            # bkb trial number -> the parameters it gave Optuna
         self._by_trial_id = {}      # Optuna trial id -> bkb trial number
         self._warned = set()
         self._beat = None
@@ -423,6 +424,14 @@ class BkbSampler(BaseSampler):
             self._check_study(study)
             if self._bkb is None and not self._create(study, search_space):
                 return {}
+            # bkb is told only trials evaluated at its own points: not a
+            # trial whose space lacks some of bkb's (another thread fixed
+            # the space while this trial inferred its own, or a wrapper such
+            # as PartialFixedSampler fixed some), nor an enqueued trial
+            # (study.enqueue_trial) fixing some of them.
+            fixed = trial.system_attrs.get("fixed_params") or {}
+            if any(search_space.get(n) != d or n in fixed for n, d in self._space.items()):
+                return {}
             try:
                 t = self._bkb.ask()
             except StudyComplete:
@@ -432,16 +441,14 @@ class BkbSampler(BaseSampler):
                                     "the next are sampled by %s" % (self._bkb.name, self._budget, trial.number,
                                                                    type(self._independent).__name__))
                 return {}
+            params = {n: self._codecs[n].decode(t.params[n]) for n in self._space if n in t.params}
             self._pending[t.number] = t
+            self._asked[t.number] = params
             self._by_trial_id[trial._trial_id] = t.number
             study._storage.set_trial_system_attr(trial._trial_id, STUDY_ATTR, self._bkb.name)
             study._storage.set_trial_system_attr(trial._trial_id, TRIAL_ATTR, t.number)
             self._start_heartbeats()
-            # Only what this trial's search space has with the same
-            # distribution (another thread may have fixed the space while
-            # this trial inferred its own).
-            return {n: self._codecs[n].decode(t.params[n]) for n, d in self._space.items()
-                    if search_space.get(n) == d and n in t.params}
+            return params
 
     def sample_independent(self, study, trial, param_name, param_distribution):
         if self._warn_independent and self._space is not None and param_name not in self._space and param_name not in self._warned:
@@ -464,9 +471,19 @@ class BkbSampler(BaseSampler):
                 if number is None:
                     return
             bt = self._pending.pop(number, number)
+            asked = self._asked.pop(number, None)
             bkb = self._bkb
+        # A parameter Optuna suggested with another value than bkb's (a
+        # distribution changed since the space was fixed, so that bkb's
+        # value fell outside it and the independent sampler chose): the
+        # point evaluated is not bkb's, and bkb is told it failed rather
+        # than a value at a point it did not ask.
+        other = sorted(n for n, v in (asked or {}).items() if n in trial.params and trial.params[n] != v)
         try:
-            if state == TrialState.COMPLETE:
+            if other:
+                bkb.tell(bt, failed="Optuna trial %d evaluated another point: %s" % (
+                    trial.number, ", ".join("%s=%r, not bkb's %r" % (n, trial.params[n], asked[n]) for n in other)))
+            elif state == TrialState.COMPLETE:
                 kw = {"values": list(values)} if len(values) > 1 else {"value": values[0]}
                 if bkb.constraints:
                     kw["constraints"] = list(constraints) if constraints is not None else None

@@ -436,6 +436,31 @@ class SamplerTest(unittest.TestCase):
         if any("extra" in t.params for t in trials):
             self.assertTrue(any("'extra'" in w for w in warned), warned)
 
+    def test_enqueued_and_changed_distributions(self):
+        """bkb is told only trials evaluated at its points: an enqueued
+        trial is not asked of bkb, and a trial whose distribution changed
+        so that bkb's value fell outside it is told failed."""
+        sampler = self.sampler(seed=10, search_space=XY)
+        study = optuna.create_study(sampler=sampler)
+        study.enqueue_trial({"x": 0.5, "y": 0.5})
+        study.optimize(quad, n_trials=3)
+        trials = study.trials
+        self.assertEqual(trials[0].params, {"x": 0.5, "y": 0.5})
+        self.assertNotIn("bkb:trial", trials[0].system_attrs)
+        self.assertEqual([t.system_attrs["bkb:trial"] for t in trials[1:]], [0, 1])
+
+        def narrowed(t):
+            return t.suggest_float("x", 0, 1e-9) + t.suggest_float("y", 0, 1)
+
+        study.optimize(narrowed, n_trials=1)
+        t = study.trials[-1]
+        self.assertEqual(t.state, TrialState.COMPLETE)
+        self.assertLessEqual(t.params["x"], 1e-9)
+        b = self.bkb_trials(sampler)[t.system_attrs["bkb:trial"]]
+        self.assertEqual(b.state, "failed")
+        self.assertIn("evaluated another point: x=", b.error)
+        self.assertEqual(b.params["y"], t.params["y"])
+
     def test_url_and_resume(self):
         """A server of one's own (url=), an Optuna study on SQLite resumed
         by another sampler: the same bkb study continues; a study with
