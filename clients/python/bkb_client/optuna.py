@@ -52,8 +52,9 @@ __all__ = ["BkbSampler"]
 # Under Optuna's logger, so that optuna.logging.set_verbosity applies.
 _logger = optuna.logging.get_logger("optuna.bkb_client")
 
-# The trial system attributes the sampler sets: the bkb study and its trial
-# number that chose an Optuna trial's relative parameters.
+# The trial system attributes the sampler sets: the bkb server, study and
+# trial number that chose an Optuna trial's relative parameters.
+URL_ATTR = "bkb:url"
 STUDY_ATTR = "bkb:study"
 TRIAL_ATTR = "bkb:trial"
 
@@ -445,6 +446,7 @@ class BkbSampler(BaseSampler):
             self._pending[t.number] = t
             self._asked[t.number] = params
             self._by_trial_id[trial._trial_id] = t.number
+            study._storage.set_trial_system_attr(trial._trial_id, URL_ATTR, self.url)
             study._storage.set_trial_system_attr(trial._trial_id, STUDY_ATTR, self._bkb.name)
             study._storage.set_trial_system_attr(trial._trial_id, TRIAL_ATTR, t.number)
             self._start_heartbeats()
@@ -465,9 +467,13 @@ class BkbSampler(BaseSampler):
         with self._lock:
             number = self._by_trial_id.pop(trial._trial_id, None)
             if number is None:
-                if trial.system_attrs.get(STUDY_ATTR) != (self._bkb.name if self._bkb else None):
+                # Asked by another sampler (study.tell in another process):
+                # told here only if it is the same bkb study on the same
+                # server.
+                attrs = trial.system_attrs
+                if self._bkb is None or attrs.get(STUDY_ATTR) != self._bkb.name or attrs.get(URL_ATTR) != self.url:
                     return  # sampled independently, or by another bkb study
-                number = trial.system_attrs.get(TRIAL_ATTR)
+                number = attrs.get(TRIAL_ATTR)
                 if number is None:
                     return
             bt = self._pending.pop(number, number)
