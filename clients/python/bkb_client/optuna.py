@@ -163,8 +163,8 @@ class _Server:
     def __init__(self, bkb_path=None, directory=None, timeout=30.0):
         exe = bkb_path or shutil.which("bkb")
         if not exe:
-            raise RuntimeError("BkbSampler: no `bkb` on PATH: install it (go install github.com/bkb-go/bkb/cmd/bkb@latest), "
-                               "or pass bkb_path= (the bkb binary) or url= (a running `bkb serve`)")
+            raise RuntimeError("BkbSampler: no `bkb` on PATH: build it (go build -o bkb ./cmd/bkb in a clone of bkb) and put it "
+                               "on PATH, or pass bkb_path= (the bkb binary) or url= (a running `bkb serve`)")
         self.tmp = tempfile.mkdtemp(prefix="bkb-optuna-")
         self.dir = directory or os.path.join(self.tmp, "studies")
         self.log_path = os.path.join(self.tmp, "serve.log")
