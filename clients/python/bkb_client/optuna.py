@@ -156,36 +156,87 @@ def _bkb_name(optuna_name):
     return n[:120]
 
 
+# The watchdog between Python and its `bkb serve`: it starts the server
+# (argv[2:]), its output to TMP/serve.log and its pid in TMP/serve.pid
+# (argv[1] is TMP), and stops it when its stdin reaches end of file, which
+# happens when the sampler closes it and when the Python process that holds
+# the other end dies in any way (exit, SIGTERM, kill -9), then removes TMP.
+_WATCHDOG = r"""
+import os, shutil, signal, subprocess, sys, threading
+tmp = sys.argv[1]
+log = open(os.path.join(tmp, "serve.log"), "ab", buffering=0)
+try:
+    p = subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+except OSError as e:
+    log.write(("cannot start %s: %s\n" % (sys.argv[2], e)).encode())
+    sys.exit(127)
+with open(os.path.join(tmp, "serve.pid"), "w") as f:
+    f.write("%d\n" % p.pid)
+lock = threading.Lock()
+def stop(*_):
+    with lock:
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+    os._exit(0)
+def watch():
+    try:
+        while sys.stdin.buffer.read(65536):
+            pass
+    except Exception:
+        pass
+    stop()
+signal.signal(signal.SIGTERM, stop)
+threading.Thread(target=watch, daemon=True).start()
+code = p.wait()
+with lock:
+    pass
+sys.exit(code)
+"""
+
+
 class _Server:
-    """A `bkb serve` process on a loopback port the kernel chose
-    (--addr 127.0.0.1:0: the server prints the address it listens on)."""
+    """A `bkb serve` on a loopback port the kernel chose (--addr
+    127.0.0.1:0: the server prints the address it listens on), behind a
+    watchdog that stops it when this process ends, however it ends."""
 
     def __init__(self, bkb_path=None, directory=None, timeout=30.0):
         exe = bkb_path or shutil.which("bkb")
         if not exe:
             raise RuntimeError("BkbSampler: no `bkb` on PATH: build it (go build -o bkb ./cmd/bkb in a clone of bkb) and put it "
                                "on PATH, or pass bkb_path= (the bkb binary) or url= (a running `bkb serve`)")
+        if not os.access(exe, os.X_OK) or os.path.isdir(exe):
+            raise RuntimeError("BkbSampler: cannot start %s serve: not an executable file" % exe)
         self.tmp = tempfile.mkdtemp(prefix="bkb-optuna-")
         self.dir = directory or os.path.join(self.tmp, "studies")
         self.log_path = os.path.join(self.tmp, "serve.log")
-        log = open(self.log_path, "wb")
-        try:
-            # A session of its own: the terminal's Ctrl-C reaches Python
-            # (Optuna records the trial as failed and the sampler tells bkb)
-            # and not the server, which the finalizer stops.
-            self.proc = subprocess.Popen([exe, "serve", "--dir", self.dir, "--addr", "127.0.0.1:0"],
-                                         stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
-        except OSError as e:
-            log.close()
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            raise RuntimeError("BkbSampler: cannot start %s serve: %s" % (exe, e)) from None
-        log.close()
+        # A session of its own: the terminal's Ctrl-C reaches Python
+        # (Optuna records the trial as failed and the sampler tells bkb)
+        # and not the server, which the finalizer stops.
+        self.proc = subprocess.Popen([sys.executable, "-c", _WATCHDOG, self.tmp, exe, "serve", "--dir", self.dir,
+                                      "--addr", "127.0.0.1:0"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     start_new_session=True)
         self._finalizer = weakref.finalize(self, _stop_server, self.proc, self.tmp)
         try:
             self.url = self._wait(timeout)
         except BaseException:
             self.stop()
             raise
+
+    @property
+    def pid(self):
+        """The pid of the bkb serve process, None before it started."""
+        try:
+            with open(os.path.join(self.tmp, "serve.pid")) as f:
+                return int(f.read())
+        except (OSError, ValueError):
+            return None
 
     def _log(self):
         try:
@@ -215,15 +266,18 @@ class _Server:
 
 
 def _stop_server(proc, tmp):
-    """Stop a server gracefully (SIGTERM: it finishes the requests under
-    way), killing it after 10 s, and remove its temporary directory."""
-    if proc.poll() is None:
+    """Stop the server: the watchdog, its stdin closed, stops it gracefully
+    (SIGTERM: it finishes the requests under way; killed after 10 s) and
+    removes its temporary directory."""
+    try:
+        proc.stdin.close()
+    except OSError:
+        pass
+    try:
+        proc.wait(20)
+    except subprocess.TimeoutExpired:
         proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        proc.wait()
     shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -14,6 +14,7 @@ import logging
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -502,27 +503,56 @@ class SamplerTest(unittest.TestCase):
         self.assertEqual(s3.bkb_study.name, "optuna-resumed-2")
         self.assertEqual(s1.url, server.url)
 
+    def wait_gone(self, pid, tmp, seconds=20):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                if not os.path.exists(tmp):
+                    return
+            time.sleep(0.05)
+        self.fail("bkb serve (pid %d) still runs, or %s still exists, %g s on" % (pid, tmp, seconds))
+
     def test_server_stops(self):
-        """The sampler's own server stops at close() and when Python exits."""
+        """The sampler's own server stops at close(), when Python exits,
+        and when Python is killed (SIGTERM, SIGKILL: no finalizer runs; the
+        watchdog sees its stdin closed)."""
         sampler = self.sampler(seed=9, search_space=XY)
         optuna.create_study(sampler=sampler).optimize(quad, n_trials=2)
-        proc, tmp = sampler._server.proc, sampler._server.tmp
-        self.assertIsNone(proc.poll())
+        pid, tmp = sampler._server.pid, sampler._server.tmp
+        os.kill(pid, 0)  # runs
         sampler.close()
-        self.assertIsNotNone(proc.poll())
-        self.assertFalse(os.path.exists(tmp))
-        code = ("import sys, optuna; sys.path.insert(0, %r)\n"
+        self.wait_gone(pid, tmp)
+        code = ("import sys, time, optuna; sys.path.insert(0, %r)\n"
                 "from bkb_client.optuna import BkbSampler\n"
                 "s = BkbSampler(bkb_path=%r, seed=1)\n"
                 "optuna.logging.set_verbosity(optuna.logging.WARNING)\n"
                 "optuna.create_study(sampler=s).optimize(lambda t: t.suggest_float('x', 0, 1), n_trials=3)\n"
-                "print(s._server.proc.pid, s._server.tmp)\n") % (os.path.join(HERE, ".."), BKB)
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+                "print(s._server.pid, s._server.tmp, flush=True)\n"
+                "if sys.argv[1] == 'wait':\n"
+                "    time.sleep(600)\n") % (os.path.join(HERE, ".."), BKB)
+        out = subprocess.run([sys.executable, "-c", code, "exit"], capture_output=True, text=True, timeout=120)
         self.assertEqual(out.returncode, 0, out.stderr)
         pid, tmp = out.stdout.split()
-        self.assertFalse(os.path.exists(tmp))
-        with self.assertRaises(ProcessLookupError):
-            os.kill(int(pid), 0)
+        self.wait_gone(int(pid), tmp)
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            with self.subTest(signal=sig.name):
+                p = subprocess.Popen([sys.executable, "-c", code, "wait"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                try:
+                    line = p.stdout.readline()
+                    self.assertTrue(line, p.stderr.read() if p.poll() is not None else "no output")
+                    pid, tmp = line.split()
+                    os.kill(int(pid), 0)
+                    p.send_signal(sig)
+                    p.wait(30)
+                finally:
+                    if p.poll() is None:
+                        p.kill()
+                        p.wait()
+                    p.stdout.close()
+                    p.stderr.close()
+                self.wait_gone(int(pid), tmp)
 
     def test_missing_bkb(self):
         s = BkbSampler(bkb_path=os.path.join(tempfile.gettempdir(), "no-such-bkb-binary"), search_space=XY)
