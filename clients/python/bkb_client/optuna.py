@@ -205,7 +205,7 @@ class _Server:
     127.0.0.1:0: the server prints the address it listens on), behind a
     watchdog that stops it when this process ends, however it ends."""
 
-    def __init__(self, bkb_path=None, directory=None, timeout=30.0):
+    def __init__(self, bkb_path=None, directory=None, timeout=30.0, args=()):
         exe = bkb_path or shutil.which("bkb")
         if not exe:
             raise RuntimeError("BkbSampler: no `bkb` on PATH: build it (go build -o bkb ./cmd/bkb in a clone of bkb) and put it "
@@ -219,7 +219,7 @@ class _Server:
         # (Optuna records the trial as failed and the sampler tells bkb)
         # and not the server, which the finalizer stops.
         self.proc = subprocess.Popen([sys.executable, "-c", _WATCHDOG, self.tmp, exe, "serve", "--dir", self.dir,
-                                      "--addr", "127.0.0.1:0"],
+                                      "--addr", "127.0.0.1:0"] + list(args),
                                      stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                      start_new_session=True)
         self._finalizer = weakref.finalize(self, _stop_server, self.proc, self.tmp)
@@ -309,7 +309,8 @@ class BkbSampler(BaseSampler):
     sampler starts `bkb serve --dir DIR --addr 127.0.0.1:0` from bkb_path
     (default: `bkb` on PATH), DIR a temporary directory (or dir=, which
     keeps the journals: a resumed Optuna study then continues the same bkb
-    study), and stops it at exit or close().
+    study), and stops it at exit or close(); server_args are more flags of
+    bkb serve (["--heartbeat-grace", "5m"]).
 
     seed: the bkb study's seed (and the independent sampler's). budget: the
     bkb study's budget of trials (0: none); give Optuna's n_trials here to
@@ -338,7 +339,7 @@ class BkbSampler(BaseSampler):
 
     def __init__(self, *, url=None, token=None, seed=None, budget=0, policy=None, search_space=None,
                  constraints_func=None, n_constraints=None, independent_sampler=None, study_name=None,
-                 bkb_path=None, dir=None, warn_independent_sampling=True, **config):
+                 bkb_path=None, dir=None, server_args=(), warn_independent_sampling=True, **config):
         self._url = url
         self._token = token
         self._seed = seed
@@ -352,6 +353,7 @@ class BkbSampler(BaseSampler):
         self._study_name = study_name
         self._bkb_path = bkb_path
         self._dir = dir
+        self._server_args = list(server_args)
         self._warn_independent = warn_independent_sampling
 
         self._lock = threading.RLock()
@@ -387,7 +389,7 @@ class BkbSampler(BaseSampler):
         with self._lock:
             if self._client is None:
                 if self._url is None:
-                    self._server = _Server(self._bkb_path, self._dir)
+                    self._server = _Server(self._bkb_path, self._dir, args=self._server_args)
                 self._client = Client(self.url, token=self._token)
             return self._client
 
@@ -589,9 +591,10 @@ class BkbSampler(BaseSampler):
             return
         ref = weakref.ref(self)
         stop = self._beat_stop
+        first = self._bkb.heartbeat_seconds or 20.0  # a third of the server's grace
 
         def beat():
-            interval = 20.0
+            interval = first
             while not stop.wait(interval):
                 s = ref()
                 if s is None:

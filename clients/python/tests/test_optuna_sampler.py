@@ -361,6 +361,25 @@ class SamplerTest(unittest.TestCase):
             b = bk[t.system_attrs["bkb:trial"]]
             self.assertEqual((b.state, b.value, b.params), ("complete", t.value, t.params))
 
+    def test_heartbeats(self):
+        """A trial longer than the server's heartbeat grace (600 ms here)
+        keeps its bkb trial: the sampler heartbeats it, so that the other
+        job's asks never get it again."""
+        sampler = self.sampler(seed=12, search_space=XY, server_args=["--heartbeat-grace", "600ms"])
+        study = optuna.create_study(sampler=sampler)
+
+        def obj(t):
+            time.sleep(2.5 if t.number == 0 else 0.05)
+            return quad(t)
+
+        study.optimize(obj, n_trials=12, n_jobs=2)
+        numbers = [t.system_attrs["bkb:trial"] for t in study.trials]
+        self.assertEqual(sorted(numbers), list(range(12)), "a bkb trial was handed out twice")
+        bk = self.bkb_trials(sampler)
+        for t in study.trials:
+            b = bk[t.system_attrs["bkb:trial"]]
+            self.assertEqual((b.state, b.value), ("complete", t.value))
+
     # (e) --------------------------------------------------------------
 
     def test_median_pruner(self):
