@@ -573,6 +573,39 @@ class SamplerTest(unittest.TestCase):
                     p.stderr.close()
                 self.wait_gone(int(pid), tmp)
 
+    def test_ctrl_c(self):
+        """A Ctrl-C (SIGINT to Python alone: the server runs in a session
+        of its own) during a trial: Optuna records it failed and raises
+        KeyboardInterrupt, bkb's trial is failed, the server stops."""
+        tmp = tempfile.mkdtemp(prefix="bkb-optuna-int-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        code = ("import signal, sys, time, optuna; sys.path.insert(0, %r)\n"
+                "signal.signal(signal.SIGINT, signal.default_int_handler)  # as from a terminal\n"
+                "from bkb_client.optuna import BkbSampler\n"
+                "optuna.logging.set_verbosity(optuna.logging.ERROR)\n"
+                "s = BkbSampler(bkb_path=%r, dir=%r, seed=1, search_space={'x': optuna.distributions.FloatDistribution(0, 1)})\n"
+                "def obj(t):\n"
+                "    x = t.suggest_float('x', 0, 1)\n"
+                "    if t.number == 2:\n"
+                "        print(s._server.pid, s._server.tmp, flush=True)\n"
+                "        time.sleep(60)\n"
+                "    return x\n"
+                "optuna.create_study(study_name='int', sampler=s).optimize(obj, n_trials=5)\n") % (os.path.join(HERE, ".."), BKB, tmp)
+        p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            pid, stmp = p.stdout.readline().split()
+            p.send_signal(signal.SIGINT)
+            _, err = p.communicate(timeout=60)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        self.assertIn("KeyboardInterrupt", err)
+        self.wait_gone(int(pid), stmp)
+        with open(os.path.join(tmp, "optuna-int.jsonl")) as f:
+            last = json.loads(f.read().splitlines()[-1])
+        self.assertEqual((last["kind"], last["trial"], last["error"]), ("fail", 2, "KeyboardInterrupt: "))
+
     def test_missing_bkb(self):
         s = BkbSampler(bkb_path=os.path.join(tempfile.gettempdir(), "no-such-bkb-binary"), search_space=XY)
         with self.assertRaisesRegex(RuntimeError, "cannot start"):
