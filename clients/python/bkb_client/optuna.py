@@ -317,7 +317,7 @@ class BkbSampler(BaseSampler):
     run bkb exactly as `bkb optimize -T n_trials` (its beta schedule and
     arm reserve depend on it); once it is handed out, trials are sampled
     independently. policy and other keyword arguments are fields of the
-    bkb study's configuration (see `bkb create-study -h`, docs/serve.md).
+    bkb study's JSON configuration (serve/openapi.json, docs/optuna.md).
 
     search_space: a dict of Optuna distributions; bkb then chooses every
     trial, the first included. Without it, the space is the parameters of
