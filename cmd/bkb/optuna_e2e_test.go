@@ -32,7 +32,7 @@ func optunaPython(t *testing.T) string {
 			return p
 		}
 	}
-	t.Skipf("no python3 with optuna among %v (Debian: apt-get install python3-optuna; or set BKB_PYTHON): BkbSampler is not tested", cands)
+	t.Skipf("no python3 that imports optuna and sqlalchemy among %v (Debian: apt-get install python3-optuna; or set BKB_PYTHON): BkbSampler is not tested", cands)
 	return ""
 }
 
