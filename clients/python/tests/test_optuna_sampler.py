@@ -362,19 +362,19 @@ class SamplerTest(unittest.TestCase):
             self.assertEqual((b.state, b.value, b.params), ("complete", t.value, t.params))
 
     def test_heartbeats(self):
-        """A trial longer than the server's heartbeat grace (600 ms here)
+        """A trial longer than the server's heartbeat grace (1.5 s here)
         keeps its bkb trial: the sampler heartbeats it, so that the other
         job's asks never get it again."""
-        sampler = self.sampler(seed=12, search_space=XY, server_args=["--heartbeat-grace", "600ms"])
+        sampler = self.sampler(seed=12, search_space=XY, server_args=["--heartbeat-grace", "1500ms"])
         study = optuna.create_study(sampler=sampler)
 
         def obj(t):
-            time.sleep(2.5 if t.number == 0 else 0.05)
+            time.sleep(4.0 if t.number == 0 else 0.1)
             return quad(t)
 
-        study.optimize(obj, n_trials=12, n_jobs=2)
+        study.optimize(obj, n_trials=30, n_jobs=2)  # the other job asks for 3 s
         numbers = [t.system_attrs["bkb:trial"] for t in study.trials]
-        self.assertEqual(sorted(numbers), list(range(12)), "a bkb trial was handed out twice")
+        self.assertEqual(sorted(numbers), list(range(30)), "a bkb trial was handed out twice")
         bk = self.bkb_trials(sampler)
         for t in study.trials:
             b = bk[t.system_attrs["bkb:trial"]]
