@@ -289,7 +289,7 @@ func (c *Config) Normalize() error {
 	if c.Version < 1 || c.Version > LatestVersion {
 		return fmt.Errorf("study: configuration version %d (this build knows 1 to %d)", c.Version, LatestVersion)
 	}
-	v2 := c.Version >= 2
+	v2 := c.rules().Refine
 	if err := c.normalizeDirections(); err != nil {
 		return err
 	}
@@ -384,7 +384,7 @@ func (c *Config) Normalize() error {
 	if c.Beta == "" {
 		c.Beta = DefaultBeta
 		switch {
-		case c.Version >= 3:
+		case c.rules().HorizonBeta:
 			c.Beta = DefaultBetaV3
 		case v2:
 			c.Beta = DefaultBetaV2
@@ -434,7 +434,7 @@ func (c *Config) Normalize() error {
 // normalizeV2 fills and checks the fields of version 2 (Candidates, Fit,
 // FitEvery); a version 1 configuration may not set them.
 func (c *Config) normalizeV2() error {
-	if c.Version < 2 {
+	if !c.rules().Refine {
 		if c.Candidates != "" && c.Candidates != CandidatesFixed || c.Fit != "" || c.Policy == "ada-bkb" {
 			return errors.New("study: candidates, fit and policy ada-bkb need configuration version 2")
 		}
@@ -506,29 +506,29 @@ func (c *Config) family() (hyper.Family, error) {
 // legacyCore reports whether BKB's posterior keeps the numerics of
 // configuration versions up to 4 on near-dependent points
 // (gp.DTC.SetLegacyCore), so that stored studies replay as written.
-func (c *Config) legacyCore() bool { return c.Version <= 4 }
+func (c *Config) legacyCore() bool { return c.rules().LegacyCore }
 
 // deadPivots reports whether a DTC posterior drops every near-dependent
 // point below rounding (gp.DTC.SetDeadPivots), the exact core of
 // versions 5 to 7; version 8 floors their pivots instead.
-func (c *Config) deadPivots() bool { return c.Version >= 5 && c.Version <= 7 }
+func (c *Config) deadPivots() bool { return c.rules().DeadPivots }
 
 // noiseRobust reports whether the study takes version 7's rules for
 // heavily noisy values (noise.go): version 4's dictionary rule and no
 // warp while the fitted noise is heavy.
-func (c *Config) noiseRobust() bool { return c.Version >= 7 }
+func (c *Config) noiseRobust() bool { return c.rules().NoiseRobust }
 
 // warpTest returns which evaluations the test of Warp auto reads: all of
 // them before version 8; from version 8 the initial design's skewness and
 // the first warpDecisionPoints (warp.go).
 func (c *Config) warpTest() warpTest {
-	if c.Version < 8 {
+	if !c.rules().WarpTestAtStart {
 		return warpTest{}
 	}
 	return warpTest{design: c.Init, points: warpDecisionPoints(c.Init)}
 }
 
-func (c *Config) grows() bool { return c.Version >= 2 && c.Candidates == CandidatesGrow }
+func (c *Config) grows() bool { return c.rules().Refine && c.Candidates == CandidatesGrow }
 
 // GrowsCandidates reports whether the study's candidates grow where the
 // optimum may be (version 2, Candidates "grow"), rather than staying the
@@ -536,7 +536,7 @@ func (c *Config) grows() bool { return c.Version >= 2 && c.Candidates == Candida
 func (c Config) GrowsCandidates() bool { return c.grows() }
 
 // fitsARD reports whether the hyperparameters are fitted by gp/hyper.
-func (c *Config) fitsARD() bool { return c.Version >= 2 && c.Fit == FitARD }
+func (c *Config) fitsARD() bool { return c.rules().Refine && c.Fit == FitARD }
 
 // minimize reports whether the study minimizes.
 func (c *Config) minimize() bool { return c.Direction != Maximize }

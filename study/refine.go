@@ -376,7 +376,7 @@ func (r *refiner) kernelAndNoise() (kernel.Kernel, float64, error) {
 			// one in versions 2 and 3, at most at dtcNoiseFloorV4 in
 			// version 4 (noise.go).
 			floor := r.cfg.Lambda
-			if r.cfg.Version >= 4 {
+			if r.cfg.rules().NoiseFloor {
 				floor = math.Min(floor, dtcNoiseFloorV4)
 			}
 			noise = math.Max(noise, floor)
@@ -407,8 +407,8 @@ func (r *refiner) rebuild(e *engine) error {
 	// O((A + t) t^2) every t/8 trials); those studies keep that to replay
 	// as written.
 	old := r.dtc
-	v4Draw := r.cfg.Version < 5 || r.noisyDictionary(t)
-	if v4Draw {
+	fullDraw := !r.cfg.rules().DictionaryFromPosterior || r.noisyDictionary(t)
+	if fullDraw {
 		old = nil
 	}
 	r.dtc, r.exact = nil, nil
@@ -421,7 +421,7 @@ func (r *refiner) rebuild(e *engine) error {
 		g.SetDeadPivots(r.cfg.deadPivots())
 		// Version 5 keeps near-dependent points out of S, so that a change
 		// of S never rebuilds the posterior (gp.DTC.SetDropNearDependent).
-		g.SetDropNearDependent(r.cfg.Version >= 5)
+		g.SetDropNearDependent(r.cfg.rules().DropNearDependent)
 		if err := g.SetCandidates(r.global); err != nil {
 			return err
 		}
@@ -454,7 +454,7 @@ func (r *refiner) rebuild(e *engine) error {
 			return err
 		}
 		r.rowPoint = rowPoint
-		if !v4Draw {
+		if !fullDraw {
 			// The draw uses the variances under the previous dictionary's
 			// posterior: before version 5 it used those from before the
 			// last Observe above, made with an empty dictionary (the
@@ -507,7 +507,7 @@ func (r *refiner) globalPosterior() (means, vars []float64) {
 func (r *refiner) observe(x []float64, y float64) error {
 	if r.dtc != nil {
 		var pre float64
-		if r.cfg.Version >= 5 {
+		if r.cfg.rules().Resparsify {
 			_, pre, _ = r.dtc.Predict(x)
 		}
 		row, err := r.dtc.Observe(x, y)
@@ -515,7 +515,7 @@ func (r *refiner) observe(x []float64, y float64) error {
 			return err
 		}
 		r.rowPoint[row] = x
-		if r.cfg.Version >= 5 && !r.noisyDictionary(r.dtc.Len()) {
+		if r.cfg.rules().Resparsify && !r.noisyDictionary(r.dtc.Len()) {
 			// Resparsification when due (Calandriello et al. 2020, BBKB):
 			// the dictionary drawn after observation t0 stays accurate
 			// while 1 + sum of the variances sigma~^2_{t0}(x_s)/lambda of
@@ -827,13 +827,13 @@ func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (acq
 	b := beta.Beta(acquisition.State{T: t, Arms: nGlobal, Lambda: r.lambda, Kappa2: 1})
 	u := -1.0 // the unexplained share, computed when needed
 	rho, fitted := r.noiseShare()
-	v4 := r.cfg.Version >= 4 && fitted
+	noisyRules := r.cfg.rules().NoisyExploration && fitted
 	if h, ok := beta.(horizonBeta); ok {
 		u = r.unexplained()
-		if scalesByWideness(v4, rho) {
+		if scalesByWideness(noisyRules, rho) {
 			b = math.Max(b*math.Sqrt(1-u), horizonFloor*h.B)
 		}
-		if v4 {
+		if noisyRules {
 			b = math.Max(b, noisyBetaFloor(h.B, rho, u))
 		}
 	}
@@ -863,7 +863,7 @@ func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (acq
 	// sample has an independent part per point; there is nothing for
 	// L-BFGS to polish).
 	r.sample = nil
-	if v4 && r.dtc != nil && len(avoid) == 0 && tm == nil {
+	if noisyRules && r.dtc != nil && len(avoid) == 0 && tm == nil {
 		if u < 0 {
 			u = r.unexplained()
 		}
