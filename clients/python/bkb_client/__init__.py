@@ -140,7 +140,7 @@ class Client:
         url = self._base + path
         if query:
             url += "?" + urllib.parse.urlencode(query)
-        if body is None and method in ("POST", "PUT"):
+        if body is None and method in ("POST", "PUT", "DELETE"):
             body = {}
         data = None if body is None else json.dumps(body, allow_nan=False).encode()
         start = time.monotonic()
