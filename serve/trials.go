@@ -14,8 +14,8 @@ import (
 
 // trialList returns the trials of st as the API shows them, with their
 // user attributes and the intermediate values stored as attributes by
-// earlier builds; only trial number only when only >= 0 (nil if the
-// study has no such trial).
+// earlier builds: every trial when only < 0, else trial number only (an
+// error wrapping study.ErrNoTrial if the study has no such trial).
 func (s *Server) trialList(ctx context.Context, st *study.Study, only int) ([]TrialJSON, error) {
 	var attrs []storage.Attr
 	if at, ok := s.opt.Storage.(storage.Attributes); ok {

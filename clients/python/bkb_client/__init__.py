@@ -328,7 +328,18 @@ class _TrialList(list):
 
 
 def _sequence(v):
-    return isinstance(v, (list, tuple))
+    """Whether an objective's result is several values (a list, a tuple,
+    a NumPy array of one dimension...) rather than one number."""
+    if isinstance(v, (list, tuple)):
+        return True
+    if isinstance(v, (str, bytes, dict)):
+        return False
+    try:
+        iter(v)
+        len(v)
+    except TypeError:
+        return False
+    return True
 
 
 class Study:
