@@ -163,12 +163,13 @@
         note = "log scale of value \u2212 min + " + eps.toPrecision(2) + " (some values are \u2264 0)";
       }
     }
+    // The best so far among the feasible trials (a constrained study).
     const best = [];
     let b = null;
-    for (const v of y) {
-      if (b === null || better(v, b)) b = v;
+    y.forEach((v, k) => {
+      if (!done[k].infeasible && (b === null || better(v, b))) b = v;
       best.push(b);
-    }
+    });
     $("#log-note").textContent = note;
     replot("history", "#chart-history", {
       width: W(), height: 360,
