@@ -122,7 +122,9 @@ func setFront(sum *Summary, cfg study.Config, trials []study.TrialResult) {
 	if err != nil {
 		return
 	}
-	hv, err := study.Hypervolumes(cfg, trials, ref)
+	// The front's hypervolume is every trial's: the trace over the front
+	// alone ends with it, without the work of a trace over every trial.
+	hv, err := study.Hypervolumes(cfg, front, ref)
 	if err != nil || len(hv) == 0 {
 		return
 	}
