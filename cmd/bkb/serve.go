@@ -19,6 +19,7 @@ import (
 	"github.com/bkb-go/bkb/serve"
 	"github.com/bkb-go/bkb/storage"
 	"github.com/bkb-go/bkb/storage/postgres"
+	"github.com/bkb-go/bkb/study"
 )
 
 // catalogFlags say which storage of many studies a command uses: a
@@ -208,16 +209,25 @@ func runStudies(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		Budget    int       `json:"budget"`
 		Direction string    `json:"direction,omitempty"`
 		Best      *float64  `json:"best,omitempty"`
+		// Several objectives: their directions and the number of trials
+		// on the Pareto front (no best value).
+		Directions []study.Direction `json:"directions,omitempty"`
+		Front      *int              `json:"pareto_front_size,omitempty"`
 	}
 	var rows []row
 	for _, h := range hs {
 		r := row{Name: h.Name, Created: h.Created}
 		var cfg struct {
-			Budget    int    `json:"budget"`
-			Direction string `json:"direction"`
+			Budget     int               `json:"budget"`
+			Direction  string            `json:"direction"`
+			Directions []study.Direction `json:"directions"`
 		}
 		_ = json.Unmarshal(h.Config, &cfg)
 		r.Budget, r.Direction = cfg.Budget, cfg.Direction
+		several := len(cfg.Directions) >= 2
+		if several {
+			r.Directions = cfg.Directions
+		}
 		if b, err := serve.StoredBudget(ctx, st, h.Name); err == nil && b > 0 {
 			r.Budget = b // extended over HTTP: the budget in force
 		}
@@ -227,10 +237,25 @@ func runStudies(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		if sum, err := storage.Summarize(recs); err == nil {
 			r.Trials, r.Complete = sum.NextTrial, sum.Tells
+			var done []study.TrialResult
 			for _, rec := range sum.Completed {
+				if several {
+					if rec.Y != nil && len(rec.Values) == len(cfg.Directions) {
+						done = append(done, study.TrialResult{Number: rec.Trial, State: study.Complete, Value: *rec.Y,
+							Values: rec.Values, Infeasible: !feasible(rec.Constraints)})
+					}
+					continue
+				}
 				if rec.Y != nil && feasible(rec.Constraints) && (r.Best == nil || (cfg.Direction == "maximize") == (*rec.Y > *r.Best)) {
 					v := *rec.Y
 					r.Best = &v
+				}
+			}
+			if several {
+				front, err := study.ParetoFront(study.Config{Direction: cfg.Directions[0], Directions: cfg.Directions}, done)
+				if err == nil || errors.Is(err, study.ErrNoFeasible) {
+					n := len(front)
+					r.Front = &n
 				}
 			}
 		}
@@ -254,11 +279,22 @@ func runStudies(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if r.Best != nil {
 			best = fmt.Sprintf("%.6g", *r.Best)
 		}
+		dir := strings.TrimSuffix(r.Direction, "imize")
+		if len(r.Directions) >= 2 {
+			ds := make([]string, len(r.Directions))
+			for i, d := range r.Directions {
+				ds[i] = strings.TrimSuffix(string(d), "imize")
+			}
+			dir = strings.Join(ds, ",")
+			if r.Front != nil {
+				best = fmt.Sprintf("front of %d", *r.Front)
+			}
+		}
 		budget := "-"
 		if r.Budget > 0 {
 			budget = fmt.Sprint(r.Budget)
 		}
-		fmt.Fprintf(stdout, "%-24s %-20s %7d %8d %6s %-8s %s\n", r.Name, r.Created.Format("2006-01-02 15:04:05"), r.Trials, r.Complete, budget, strings.TrimSuffix(r.Direction, "imize"), best)
+		fmt.Fprintf(stdout, "%-24s %-20s %7d %8d %6s %-8s %s\n", r.Name, r.Created.Format("2006-01-02 15:04:05"), r.Trials, r.Complete, budget, dir, best)
 	}
 	return nil
 }

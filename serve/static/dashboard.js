@@ -65,8 +65,8 @@
         const trials = (c.complete || 0) + (c.pending || 0) + (c.failed || 0) + (c.pruned || 0) + (c.waiting || 0);
         tb.append(el("tr", {}, el("td", {}, a), el("td", { text: (s.directions && s.directions.length ? s.directions : [s.direction || ""]).join(", ") }), el("td", { text: s.policy || "" }),
           el("td", { text: trials }), el("td", { text: c.complete || 0 }), el("td", { text: c.pending || 0 }),
-          el("td", { text: c.failed || 0 }), el("td", { text: s.budget || "-" }),
-          el("td", { text: s.error ? s.error : s.best ? fmt(s.best.value) : "-" }),
+          el("td", { text: c.failed || 0 }), el("td", { text: c.pruned || 0 }), el("td", { text: s.budget || "-" }),
+          el("td", { text: s.error ? s.error : s.directions && s.directions.length > 1 ? (s.pareto_front ? "front of " + s.pareto_front.length : "-") : s.best ? fmt(s.best.value) : "-" }),
           el("td", { text: s.created ? s.created.replace("T", " ").slice(0, 19) : "" })));
       }
       $("#no-studies").hidden = studies.length > 0;
@@ -163,12 +163,13 @@
         note = "log scale of value \u2212 min + " + eps.toPrecision(2) + " (some values are \u2264 0)";
       }
     }
+    // The best so far among the feasible trials (a constrained study).
     const best = [];
     let b = null;
-    for (const v of y) {
-      if (b === null || better(v, b)) b = v;
+    y.forEach((v, k) => {
+      if (!done[k].infeasible && (b === null || better(v, b))) b = v;
       best.push(b);
-    }
+    });
     $("#log-note").textContent = note;
     replot("history", "#chart-history", {
       width: W(), height: 360,
