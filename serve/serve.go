@@ -460,7 +460,7 @@ func (s *Server) forget(name string, leases bool) {
 }
 
 // budgetKey is the study attribute that holds an extended budget.
-const budgetKey = "bkb.budget"
+const budgetKey = study.BudgetAttr
 
 // reportPrefix starts the keys of a trial's intermediate values.
 const reportPrefix = "bkb.intermediate."
@@ -471,28 +471,10 @@ func (s *Server) storedBudget(ctx context.Context, name string) (int, error) {
 }
 
 // StoredBudget returns the budget a study was extended to (POST
-// /api/studies/{name}/budget), kept in the study attribute "bkb.budget";
-// 0 when it was not extended or st keeps no attributes. This budget, not
-// the one in the study's stored configuration, is in force: pass it as
-// study.Options.Budget when loading the study.
+// /api/studies/{name}/budget, or study.Study.Extend through any door): see
+// study.StoredBudget. study.Load puts it in force itself.
 func StoredBudget(ctx context.Context, st storage.Storage, name string) (int, error) {
-	at, ok := storage.As[storage.Attributes](st)
-	if !ok {
-		return 0, nil
-	}
-	attrs, err := at.Attrs(ctx, name)
-	if err != nil {
-		return 0, err
-	}
-	for _, a := range attrs {
-		if a.Trial == -1 && a.Key == budgetKey {
-			var b int
-			if json.Unmarshal(a.Value, &b) == nil && b > 0 {
-				return b, nil
-			}
-		}
-	}
-	return 0, nil
+	return study.StoredBudget(ctx, st, name)
 }
 
 // Info is the answer of GET /api/info.

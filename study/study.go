@@ -217,6 +217,16 @@ func Load(ctx context.Context, st storage.Storage, name string, opts ...Options)
 	if err != nil {
 		return nil, fmt.Errorf("study %s: %w", name, err)
 	}
+	if len(opts) == 0 || opts[0].Budget <= 0 {
+		// A budget extended after the creation (Extend) is in force.
+		b, err := StoredBudget(ctx, st, name)
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return nil, fmt.Errorf("study %s: %w", name, err)
+		}
+		if b > 0 {
+			opts = []Options{withBudget(opts, b)}
+		}
+	}
 	s := newStudy(st, name, *cfg, opts)
 	s.header = h
 	recs, err := st.Records(ctx, name, 0)
@@ -274,6 +284,16 @@ func DecodeConfig(raw json.RawMessage) (*Config, error) {
 	return &cfg, nil
 }
 
+// withBudget returns the first of opts (or the zero Options) with budget.
+func withBudget(opts []Options, budget int) Options {
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	o.Budget = budget
+	return o
+}
+
 func newStudy(st storage.Storage, name string, cfg Config, opts []Options) *Study {
 	s := &Study{st: st, name: name, cfg: cfg, stored: cfg, started: map[int]time.Time{}, owner: map[int]string{}}
 	if len(opts) > 0 {
@@ -291,8 +311,16 @@ func newStudy(st storage.Storage, name string, cfg Config, opts []Options) *Stud
 // Name returns the study's name in its storage.
 func (s *Study) Name() string { return s.name }
 
-// Config returns the study's configuration.
+// Config returns the study's configuration, with the budget in force
+// (extended, or this process's Options.Budget).
 func (s *Study) Config() Config { return s.cfg }
+
+// CreationConfig returns the configuration as stored when the study was
+// created (its budget the creation budget, which the engine's rules read).
+func (s *Study) CreationConfig() Config { return s.stored }
+
+// Storage returns the storage the study lives in.
+func (s *Study) Storage() storage.Storage { return s.st }
 
 // Header returns the study's stored header.
 func (s *Study) Header() storage.Header { return s.header }

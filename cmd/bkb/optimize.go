@@ -95,6 +95,16 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if s, sp, closeStore, err = loadStudy(ctx, w, withNotes(opts, stderr)); err != nil {
 			return err
 		}
+		if opts.Budget > 0 {
+			// A larger budget extends the study for good, so that status,
+			// studies, workers and the server agree with this run.
+			prev, err := study.StoredBudget(ctx, s.Storage(), s.Name())
+			if err == nil && opts.Budget > max(prev, s.CreationConfig().Budget) {
+				if err := s.Extend(ctx, opts.Budget); err != nil && !errors.Is(err, study.ErrNoAttributes) {
+					return fmt.Errorf("study %s: %v", w, trimPkg(err))
+				}
+			}
+		}
 		if len(ignored) > 0 {
 			fmt.Fprintf(stderr, "bkb: warning: ignoring %v on --resume: the study's own configuration is used\n", ignored)
 		}

@@ -228,7 +228,7 @@ func runStudies(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if several {
 			r.Directions = cfg.Directions
 		}
-		if b, err := serve.StoredBudget(ctx, st, h.Name); err == nil && b > 0 {
+		if b, err := study.StoredBudget(ctx, st, h.Name); err == nil && b > 0 {
 			r.Budget = b // extended over HTTP: the budget in force
 		}
 		recs, err := st.Records(ctx, h.Name, 0)
