@@ -228,8 +228,9 @@ type Config struct {
 	// objective.
 	MOAcquisition string `json:"mo_acquisition,omitempty"`
 	// Lazy makes a UCB policy on a fixed arm set (bkb, gp-ucb, bbkb) read
-	// only the arms that can win (bandit.Options.Lazy, lazy.go). Stored
-	// studies without it replay as written.
+	// only the arms that can win (bandit.Options.Lazy, lazy.go). Withdrawn
+	// for new studies (ErrLazyWithdrawn); studies stored with it replay as
+	// written.
 	Lazy bool `json:"lazy,omitempty"`
 	// Eliminate (with Lazy) removes for good the arms whose UCB is below
 	// the largest lower confidence bound (bandit.Options.Eliminate).

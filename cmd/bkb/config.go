@@ -172,6 +172,10 @@ func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
 	fs.IntVar(&c.minBatch, "min-batch", 0, "policy bbkb: keep a batch open until it holds this many arms (optimize: default --workers; 0: the paper's batch rule alone)")
 	fs.BoolVar(&c.lazy, "lazy", false, "policies bkb, gp-ucb and bbkb on a fixed arm set: read only the arms that can win, the same points as the full scan for gp-ucb (docs/scaling.md)")
 	fs.BoolVar(&c.eliminate, "eliminate", false, "with --lazy: drop for good the arms whose UCB is below the largest lower confidence bound")
+	// Withdrawn for new studies (study.ErrLazyWithdrawn): kept so that a
+	// command that gives them gets the reason, not "unknown flag".
+	_ = fs.MarkHidden("lazy")
+	_ = fs.MarkHidden("eliminate")
 	c.tradeoffFlags.register(fs)
 }
 
