@@ -51,6 +51,10 @@ const (
 	DefaultGrace   = time.Minute
 	// MaxAsk bounds the number of trials one ask request hands out.
 	MaxAsk = 256
+	// MaxSeconds bounds the evaluation time a tell records (about 116
+	// days): a larger one is a client's mistake, and sums of such times
+	// (a study's total, a cost model) would overflow to +Inf.
+	MaxSeconds = 1e7
 )
 
 // Options configure a Server.
@@ -857,8 +861,8 @@ func (s *Server) tell(w http.ResponseWriter, r *http.Request) {
 		s.replyErr(w, r, badf(`want exactly one of "value", "values", "failed" and "pruned"`))
 		return
 	}
-	if req.Seconds < 0 || math.IsNaN(req.Seconds) || math.IsInf(req.Seconds, 0) {
-		s.replyErr(w, r, badf("seconds = %v: want a finite value >= 0", req.Seconds))
+	if !(req.Seconds >= 0) || req.Seconds > MaxSeconds {
+		s.replyErr(w, r, badf("seconds = %v: want a finite time >= 0 and at most %g", req.Seconds, float64(MaxSeconds)))
 		return
 	}
 	st, err := s.load(r.Context(), n, false)

@@ -45,7 +45,19 @@ var (
 	ErrValueRange = errors.New("value out of the supported range")
 	// ErrNoTrial is returned for a trial number the study does not have.
 	ErrNoTrial = errors.New("no such trial")
+	// ErrReplay marks a stored record the study's policy cannot replay (an
+	// arm that is not the record's point in the study's arm set): the
+	// journal or database was changed or damaged. It is the records' fault,
+	// not the objective's.
+	ErrReplay = errors.New("the study's records do not replay")
 )
+
+// replayError is an error replaying a stored record; it matches ErrReplay
+// and keeps the message of the error it wraps.
+type replayError struct{ error }
+
+func (e replayError) Unwrap() error        { return e.error }
+func (e replayError) Is(target error) bool { return target == ErrReplay }
 
 // State is the state of a trial.
 type State string
@@ -293,7 +305,7 @@ func (s *Study) commit(r storage.Record, engine bool) error {
 	if engine && s.eng != nil {
 		if err := s.eng.apply(r); err != nil {
 			s.eng = nil
-			return err
+			return replayError{err}
 		}
 	}
 	var prev [32]byte
@@ -364,7 +376,7 @@ func (s *Study) ensureEngine(ctx context.Context) error {
 			}
 		}
 		if err := eng.apply(r); err != nil {
-			return err
+			return replayError{err}
 		}
 	}
 	if !shown.IsZero() {
