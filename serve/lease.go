@@ -135,16 +135,25 @@ func givenLease(r *http.Request, field string) string {
 	return strings.TrimSpace(field)
 }
 
+// leaseValid reports whether lease is the lease of trial t (pending) of
+// the study name.
+func (s *Server) leaseValid(ctx context.Context, name string, t study.TrialResult, lease string) (bool, error) {
+	key, err := s.studyKey(ctx, name)
+	if err != nil {
+		return false, err
+	}
+	return lease != "" && hmac.Equal([]byte(lease), []byte(leaseOf(key, name, t.Number, t.Time))), nil
+}
+
 // checkLease answers 403 and returns false unless lease is the lease of
 // trial t, pending in the study name.
 func (s *Server) checkLease(ctx context.Context, w http.ResponseWriter, r *http.Request, name string, t study.TrialResult, lease string) bool {
-	key, err := s.studyKey(ctx, name)
+	ok, err := s.leaseValid(ctx, name, t, lease)
 	if err != nil {
 		s.replyErr(w, r, err)
 		return false
 	}
-	want := leaseOf(key, name, t.Number, t.Time)
-	if lease == "" || !hmac.Equal([]byte(lease), []byte(want)) {
+	if !ok {
 		what := "no lease"
 		if lease != "" {
 			what = "a lease that is not this trial's"
@@ -182,15 +191,19 @@ func (l *leased) observe(name string, recs []storage.Record) {
 // stale returns the stale trials of a View of the study name: the
 // storage's (their worker's process is gone, or its heartbeats stopped),
 // except those whose client holds a live lease here, and except all of
-// them during the first grace period after the server's start (a client
-// of the previous server could not heartbeat while no server ran: it gets
-// the grace to heartbeat this one); with the trials whose lease here ran
-// out.
+// them during the first grace period after the server's start, or the
+// study's first load if later (a client of the previous server could not
+// heartbeat while no server ran: it gets the grace to heartbeat this
+// one); with the trials whose lease here ran out.
 func (l *leased) stale(name string, storageStale []int) []int {
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	starting := now.Sub(l.start) <= l.grace
+	since := l.start
+	if t := l.loaded[name]; t.After(since) {
+		since = t
+	}
+	starting := now.Sub(since) <= l.grace
 	var out []int
 	for _, t := range storageStale {
 		last, ok := l.last[name][t]
@@ -209,10 +222,21 @@ func (l *leased) stale(name string, storageStale []int) []int {
 }
 
 // Records implements storage.Storage: the leases the records end are
-// dropped (see observe).
+// dropped (see observe). Reading all of a study's records is loading it:
+// its first grace period starts then if it is later than the server's
+// start (a server busy loading a long study, or one loaded at the first
+// request long after the start, still gives its clients the grace).
 func (l *leased) Records(ctx context.Context, name string, from int) ([]storage.Record, error) {
 	recs, err := l.Storage.Records(ctx, name, from)
 	if err == nil {
+		if from == 0 {
+			now := l.now()
+			l.mu.Lock()
+			if l.loaded[name].IsZero() {
+				l.loaded[name] = now
+			}
+			l.mu.Unlock()
+		}
 		l.observe(name, recs)
 	}
 	return recs, err

@@ -29,10 +29,12 @@ type leased struct {
 
 	mu   sync.Mutex
 	last map[string]map[int]time.Time // study -> trial -> last sign of life
+	// loaded holds when each study was first loaded (see Records).
+	loaded map[string]time.Time
 }
 
 func newLeased(st storage.Storage, grace time.Duration, now func() time.Time, worker string) *leased {
-	return &leased{Storage: st, grace: grace, now: now, worker: worker, start: now(), last: map[string]map[int]time.Time{}}
+	return &leased{Storage: st, grace: grace, now: now, worker: worker, start: now(), last: map[string]map[int]time.Time{}, loaded: map[string]time.Time{}}
 }
 
 // renew records a sign of life of the client of a trial.

@@ -1004,12 +1004,22 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 		s.replyErr(w, r, err)
 		return
 	}
-	st, err := s.load(r.Context(), n, true)
+	// The study as this server last saw it: a heartbeat is frequent and
+	// must be quick. If the trial is not pending there with this lease,
+	// another process may have changed it since: read what is new.
+	st, err := s.load(r.Context(), n, false)
 	if err != nil {
 		s.replyErr(w, r, err)
 		return
 	}
 	t, ok := trialResult(st, trial)
+	if valid, err := s.leaseValid(r.Context(), n, t, givenLease(r, req.Lease)); !ok || t.State != study.Pending || !valid || err != nil {
+		if err := st.Refresh(r.Context()); err != nil {
+			s.replyErr(w, r, err)
+			return
+		}
+		t, ok = trialResult(st, trial)
+	}
 	if !ok {
 		s.replyErr(w, r, fmt.Errorf("study %s has no trial %d: %w", n, trial, study.ErrNoTrial))
 		return
