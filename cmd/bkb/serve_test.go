@@ -339,3 +339,45 @@ func TestServePostgres(t *testing.T) {
 		t.Fatalf("the password printed: %s", errb.String())
 	}
 }
+
+// TestServePostgresGrace: after a kill -9, a server on PostgreSQL hands
+// out again the trial of a client that vanished once its own
+// --heartbeat-grace has passed (counted from its start), not after the
+// storage's default minute.
+func TestServePostgresGrace(t *testing.T) {
+	t.Parallel()
+	u := os.Getenv("BKB_POSTGRES_URL")
+	if u == "" {
+		t.Skip("BKB_POSTGRES_URL is not set: no PostgreSQL server to test against (.ci/run starts one and sets it)")
+	}
+	srv := startServe(t, "--storage", u, "--heartbeat-grace", "1s")
+	name := fmt.Sprintf("serve-grace-%08x", rand.Uint32())
+	cfg := map[string]any{"space": map[string]any{"params": []any{map[string]any{"name": "x", "low": 0, "high": 1}}}, "budget": 3, "policy": "random"}
+	if code := call(t, "POST", srv.url+"/api/studies", map[string]any{"name": name, "config": cfg}, nil); code != 201 {
+		t.Fatalf("create: %d", code)
+	}
+	var a struct{ Trials []struct{ Trial int } }
+	if code := call(t, "POST", srv.url+"/api/studies/"+name+"/ask", nil, &a); code != 200 || len(a.Trials) != 1 {
+		t.Fatalf("ask: %d %+v", code, a)
+	}
+	srv.cmd.Process.Signal(syscall.SIGKILL) // the client vanishes too
+	<-srv.done
+	srv.done <- nil
+	srv2 := startServe(t, "--storage", u, "--heartbeat-grace", "1s")
+	defer call(t, "DELETE", srv2.url+"/api/studies/"+name, nil, nil)
+	start := time.Now()
+	for {
+		var again struct{ Trials []struct{ Trial int } }
+		code := call(t, "POST", srv2.url+"/api/studies/"+name+"/ask", nil, &again)
+		if code == 200 && len(again.Trials) == 1 && again.Trials[0].Trial == a.Trials[0].Trial {
+			break
+		}
+		if code != 200 && code != 409 {
+			t.Fatalf("ask: %d", code)
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("trial %d of the vanished client not handed out again %v after the restart (--heartbeat-grace 1s)", a.Trials[0].Trial, time.Since(start))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
