@@ -11,16 +11,24 @@
 // trial holds a lease on it, renewed by its heartbeats (and by the ask
 // itself); when a lease runs out (the client vanished), the trial is
 // stale and the next ask hands it out again at the same point (see
-// study.Requeue).
+// study.Requeue). The ask answers each trial with its lease secret, which
+// the trial's heartbeats, reports and tell must present (lease.go); a
+// restarted server gives the trials of the one before a grace period from
+// its start, in which their clients heartbeat it (leases.go, lease.go).
 //
 // Security: a server on a loopback address answers anyone on the machine
 // (and checks the Host header, so that a web page cannot reach it by DNS
 // rebinding); on any other address it requires a bearer token, compared
-// in constant time. Request bodies are bounded; malformed input is a 4xx
+// in constant time. Requests that change state are refused when a browser
+// says they come from another web origin, and bodies must be JSON
+// (csrf.go). Configurations naming files or commands of the server's
+// machine are refused unless Options.AllowServerFiles (serverfiles.go).
+// Request bodies and reading times are bounded; malformed input is a 4xx
 // answer with a JSON error; study names are checked with
 // storage.CheckStudyName, so that none reaches outside a directory of
 // journals; and the strings in Options.Secrets (a database password) are
-// masked in every answer and log line.
+// masked in every answer and log line. See docs/serve.md for what the
+// server does not protect against.
 package serve
 
 import (
