@@ -34,7 +34,8 @@ import (
 // that hands out one of the study's trials. It therefore survives a
 // restart, on every storage, with nothing written per ask; a trial asked
 // again (its client stopped heartbeating) has a new ask time and so a new
-// lease, and the old client's lease no longer works. The key never leaves
+// lease, and the old client's lease no longer works. (The asking worker's
+// id would not do: one server asks every trial with the same id.) The key never leaves
 // the storage through the API (the study's attributes in its answers
 // leave out "bkb.serve." keys, and clients cannot set "bkb." keys); who
 // can read the storage can compute leases, as they could write the
