@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -74,15 +75,15 @@ func (c *fleetClient) post(path string, body any) (int, []byte) {
 
 // TestServeRestarts: 16 clients x 50 trials, heartbeating while they
 // evaluate, through 3 restarts of the server (killed twice, stopped
-// gracefully once), on a journal (each server a process the journal sees
-// gone) and on PostgreSQL: no trial is evaluated twice, every one is told
+// gracefully once), on a directory of journals and a journal file (each
+// server a process the journal sees gone) and on PostgreSQL: no trial is evaluated twice, every one is told
 // once, and every told value is stored. A restarted server gives the
 // trials of the one before a grace period from its start, in which live
 // clients heartbeat it and keep their trials (with the leases the earlier
 // server gave them).
 func TestServeRestarts(t *testing.T) {
 	t.Parallel()
-	t.Run("journal", func(t *testing.T) {
+	t.Run("directory", func(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		restarts(t, "r", func() storage.Storage {
@@ -91,6 +92,17 @@ func TestServeRestarts(t *testing.T) {
 				t.Fatal(err)
 			}
 			return d
+		}, goneWorker, 600*time.Millisecond)
+	})
+	t.Run("journal file", func(t *testing.T) {
+		t.Parallel()
+		path := filepath.Join(t.TempDir(), "r.jsonl")
+		restarts(t, "r", func() storage.Storage {
+			js, err := storage.OpenJournalStore(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return js
 		}, goneWorker, 600*time.Millisecond)
 	})
 	t.Run("postgres", func(t *testing.T) {
