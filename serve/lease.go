@@ -35,12 +35,15 @@ import (
 // restart, on every storage, with nothing written per ask; a trial asked
 // again (its client stopped heartbeating) has a new ask time and so a new
 // lease, and the old client's lease no longer works. (The asking worker's
-// id would not do: one server asks every trial with the same id.) The key never leaves
-// the storage through the API (the study's attributes in its answers
-// leave out "bkb.serve." keys, and clients cannot set "bkb." keys); who
-// can read the storage can compute leases, as they could write the
-// records themselves. A storage that keeps no attributes gets a key in
-// memory: its leases end with the server.
+// id would not do: one server asks every trial with the same id.) The key
+// never leaves the storage through the API (the study's attributes in its
+// answers leave out "bkb.serve." keys, and clients cannot set "bkb."
+// keys); who can read the storage can compute leases, as they could write
+// the records themselves. A storage that keeps no attributes gets a key in
+// memory: its leases end with the server. Two servers that hand out the
+// first trials of one study at the same moment may each store a key; the
+// one stored last is the key, and leases the other made before reading it
+// back are refused (403, the client asks again).
 
 // LeaseHeader is the request header that carries a trial's lease.
 const LeaseHeader = "X-BKB-Lease"

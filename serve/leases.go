@@ -61,10 +61,12 @@ func (l *leased) forget(name string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.last, name)
+	delete(l.loaded, name)
 }
 
 // expired returns the trials of a study whose lease ran out; their leases
-// are dropped (the ask that hands one out again renews it).
+// stay, expired, until the trial is handed out again (which renews the
+// lease), completed or asked by another worker (see observe).
 func (l *leased) expired(name string) []int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
