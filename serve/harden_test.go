@@ -229,6 +229,17 @@ func TestLeases(t *testing.T) {
 	c2.must("POST", path(t0.Trial, "heartbeat"), map[string]any{"lease": t0.Lease}, nil, 200)
 	c2.must("POST", path(t0.Trial, "tell"), map[string]any{"value": 3, "lease": t1.Lease}, nil, 403)
 	c2.must("POST", path(t0.Trial, "tell"), map[string]any{"value": 3, "lease": t0.Lease}, nil, 200)
+
+	// Another server stored its key over this one's (two servers handing
+	// out a study's first trials at once): its leases are taken here too.
+	other := fmt.Sprintf("%q", strings.Repeat("5a", 32))
+	if err := d.SetAttr(context.Background(), "L", storage.Attr{Trial: -1, Key: "bkb.serve.key", Value: json.RawMessage(other)}); err != nil {
+		t.Fatal(err)
+	}
+	c3, _ := newServer(t, serve.Options{Storage: d, Grace: time.Minute, Now: clock})
+	var a3 asked
+	c3.must("POST", "/api/studies/L/ask", nil, &a3, 200)
+	c2.must("POST", path(a3.Trials[0].Trial, "heartbeat"), map[string]any{"lease": a3.Trials[0].Lease}, nil, 200)
 }
 
 func jsonString(t *testing.T, v any) string {

@@ -41,9 +41,10 @@ import (
 // keys); who can read the storage can compute leases, as they could write
 // the records themselves. A storage that keeps no attributes gets a key in
 // memory: its leases end with the server. Two servers that hand out the
-// first trials of one study at the same moment may each store a key; the
-// one stored last is the key, and leases the other made before reading it
-// back are refused (403, the client asks again).
+// first trials of one study at the same moment may each store a key: the
+// one stored last is the key, which the other reads again at the first
+// lease it cannot verify; the leases it made with its own are then
+// refused (403: those clients ask again).
 
 // LeaseHeader is the request header that carries a trial's lease.
 const LeaseHeader = "X-BKB-Lease"
@@ -63,39 +64,26 @@ func leaseOf(key []byte, name string, trial int, asked time.Time) string {
 }
 
 // studyKey returns the lease key of a study, read from its attributes or,
-// the first time, made and stored there.
-func (s *Server) studyKey(ctx context.Context, name string) ([]byte, error) {
+// the first time, made and stored there; with reload it is read again
+// from the attributes even if this server knows one.
+func (s *Server) studyKey(ctx context.Context, name string, reload ...bool) ([]byte, error) {
 	s.keyMu.Lock()
 	defer s.keyMu.Unlock()
 	s.mu.Lock()
 	k, ok := s.keys[name]
 	s.mu.Unlock()
-	if ok {
-		return k, nil
-	}
 	at, durable := s.opt.Storage.(storage.Attributes)
-	read := func() ([]byte, error) {
-		attrs, err := at.Attrs(ctx, name)
-		if err != nil {
-			return nil, err
-		}
-		for _, a := range attrs {
-			if a.Trial != -1 || a.Key != keyAttr {
-				continue
-			}
-			var h string
-			if json.Unmarshal(a.Value, &h) == nil {
-				if b, err := hex.DecodeString(h); err == nil && len(b) == 32 {
-					return b, nil
-				}
-			}
-		}
-		return nil, nil
+	if ok && (!durable || len(reload) == 0 || !reload[0]) {
+		return k, nil
 	}
 	var err error
 	if durable {
-		if k, err = read(); err != nil {
+		stored, err := storedKey(ctx, at, name)
+		if err != nil {
 			return nil, err
+		}
+		if stored != nil {
+			k = stored
 		}
 	}
 	if k == nil {
@@ -103,12 +91,12 @@ func (s *Server) studyKey(ctx context.Context, name string) ([]byte, error) {
 		rand.Read(k) // never fails (crypto/rand panics rather)
 		if durable {
 			v, _ := json.Marshal(hex.EncodeToString(k))
-			if err := at.SetAttr(ctx, name, storage.Attr{Trial: -1, Key: keyAttr, Value: v}); err != nil {
+			if err = at.SetAttr(ctx, name, storage.Attr{Trial: -1, Key: keyAttr, Value: v}); err != nil {
 				return nil, fmt.Errorf("study %s: storing the key of trial leases: %w", name, err)
 			}
 			// Another server on the same storage may have stored its
 			// key at the same time: the stored one is the key.
-			if stored, err := read(); err == nil && stored != nil {
+			if stored, err := storedKey(ctx, at, name); err == nil && stored != nil {
 				k = stored
 			}
 		}
@@ -117,6 +105,26 @@ func (s *Server) studyKey(ctx context.Context, name string) ([]byte, error) {
 	s.keys[name] = k
 	s.mu.Unlock()
 	return k, nil
+}
+
+// storedKey returns the lease key in a study's attributes, nil if none.
+func storedKey(ctx context.Context, at storage.Attributes, name string) ([]byte, error) {
+	attrs, err := at.Attrs(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range attrs {
+		if a.Trial != -1 || a.Key != keyAttr {
+			continue
+		}
+		var h string
+		if json.Unmarshal(a.Value, &h) == nil {
+			if b, err := hex.DecodeString(h); err == nil && len(b) == 32 {
+				return b, nil
+			}
+		}
+	}
+	return nil, nil
 }
 
 // trialResult returns a trial of st; a pending trial's Time is that of
@@ -140,13 +148,23 @@ func givenLease(r *http.Request, field string) string {
 }
 
 // leaseValid reports whether lease is the lease of trial t (pending) of
-// the study name.
+// the study name. A lease that does not match is checked again with the
+// key read anew from the storage (another server may have replaced the key
+// this one read: see the race above).
 func (s *Server) leaseValid(ctx context.Context, name string, t study.TrialResult, lease string) (bool, error) {
-	key, err := s.studyKey(ctx, name)
-	if err != nil {
-		return false, err
+	if lease == "" {
+		return false, nil
 	}
-	return lease != "" && hmac.Equal([]byte(lease), []byte(leaseOf(key, name, t.Number, t.Time))), nil
+	for _, reload := range []bool{false, true} {
+		key, err := s.studyKey(ctx, name, reload)
+		if err != nil {
+			return false, err
+		}
+		if hmac.Equal([]byte(lease), []byte(leaseOf(key, name, t.Number, t.Time))) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // checkLease answers 403 and returns false unless lease is the lease of
