@@ -691,53 +691,88 @@ func (s *Space) UnmarshalJSON(b []byte) error {
 // MaxSpaceFile bounds the size of a space file ReadSpace reads.
 const MaxSpaceFile = 1 << 20
 
+// MaxSpaceDepth bounds the nesting of arrays and objects in a space file
+// (a real one nests four deep: {"params": [{"choices": [...]}]}).
+const MaxSpaceDepth = 64
+
 // checkDuplicateKeys reports an object of the JSON text b that has a key
-// twice (encoding/json would keep the last silently).
+// twice (encoding/json would keep the last silently), and nesting deeper
+// than MaxSpaceDepth. It walks the tokens once, with an explicit stack,
+// and builds the path of the offending value only for its error: linear in
+// len(b) (a path string per level made the walk quadratic in the depth).
+// A syntax error is left to the decoder that reads the file after it.
 func checkDuplicateKeys(b []byte) error {
+	type frame struct {
+		object  bool
+		seen    map[string]bool
+		key     string // object: the key of the value being read
+		index   int    // array: the index of the value being read
+		wantKey bool   // object: the next token is a key or '}'
+	}
+	var stack []frame
+	// path names the value the frames below depth lead to.
+	path := func(depth int) string {
+		var sb strings.Builder
+		sb.WriteString("space")
+		for _, f := range stack[:depth] {
+			if f.object {
+				sb.WriteString("." + f.key)
+			} else {
+				sb.WriteString("[" + strconv.Itoa(f.index) + "]")
+			}
+		}
+		return sb.String()
+	}
+	// done marks the end of a value in its container.
+	done := func() {
+		if n := len(stack); n > 0 {
+			if stack[n-1].object {
+				stack[n-1].wantKey = true
+			} else {
+				stack[n-1].index++
+			}
+		}
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
-	var walk func(path string) error
-	walk = func(path string) error {
+	for {
 		tok, err := dec.Token()
 		if err != nil {
-			return err
+			return nil // the end, or a syntax error: the decoder below names it
+		}
+		if n := len(stack); n > 0 && stack[n-1].wantKey {
+			top := &stack[n-1]
+			if key, ok := tok.(string); ok {
+				if top.seen[key] {
+					return fmt.Errorf("%s: key %q given twice", path(n-1), key)
+				}
+				top.seen[key] = true
+				top.key, top.wantKey = key, false
+				continue
+			}
 		}
 		switch tok {
-		case json.Delim('{'):
-			seen := map[string]bool{}
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return err
-				}
-				key, _ := k.(string)
-				if seen[key] {
-					return fmt.Errorf("%s: key %q given twice", path, key)
-				}
-				seen[key] = true
-				if err := walk(path + "." + key); err != nil {
-					return err
-				}
+		case json.Delim('{'), json.Delim('['):
+			if len(stack) >= MaxSpaceDepth {
+				return fmt.Errorf("%s...: nested deeper than %d levels: not a space file", path(min(len(stack), 3)), MaxSpaceDepth)
 			}
-			_, err = dec.Token() // '}'
-			return err
-		case json.Delim('['):
-			for i := 0; dec.More(); i++ {
-				if err := walk(fmt.Sprintf("%s[%d]", path, i)); err != nil {
-					return err
-				}
+			object := tok == json.Delim('{')
+			f := frame{object: object, wantKey: object}
+			if object {
+				f.seen = map[string]bool{}
 			}
-			_, err = dec.Token() // ']'
-			return err
+			stack = append(stack, f)
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			if len(stack) == 0 {
+				return nil
+			}
+			stack = stack[:len(stack)-1]
 		}
-		return nil
-	}
-	if err := walk("space"); err != nil && !errors.Is(err, io.EOF) {
-		if strings.Contains(err.Error(), "given twice") {
-			return err
+		done()
+		if len(stack) == 0 {
+			return nil // the first value is read
 		}
-		return nil // a syntax error: the decoder below names it
 	}
-	return nil
 }
 
 // ReadSpace reads a space file: JSON {"params":[...]} with each parameter

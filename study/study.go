@@ -50,7 +50,19 @@ var (
 	// the full scan on most problems and twice its memory on all
 	// (docs/scaling.md). Studies stored with them still load and replay.
 	ErrLazyWithdrawn = errors.New("study: lazy UCB steps (lazy, eliminate) are withdrawn for new studies: they cost more CPU per step than the full scan in most settings measured and twice its peak memory in all (docs/scaling.md); studies stored with them still replay")
+	// ErrReplay marks a stored record the study's policy cannot replay (an
+	// arm that is not the record's point in the study's arm set): the
+	// journal or database was changed or damaged. It is the records' fault,
+	// not the objective's.
+	ErrReplay = errors.New("the study's records do not replay")
 )
+
+// replayError is an error replaying a stored record; it matches ErrReplay
+// and keeps the message of the error it wraps.
+type replayError struct{ error }
+
+func (e replayError) Unwrap() error        { return e.error }
+func (e replayError) Is(target error) bool { return target == ErrReplay }
 
 // State is the state of a trial.
 type State string
@@ -343,7 +355,7 @@ func (s *Study) commit(r storage.Record, engine bool) error {
 	if engine && s.eng != nil {
 		if err := s.eng.apply(r); err != nil {
 			s.eng = nil
-			return err
+			return replayError{err}
 		}
 	}
 	var prev [32]byte
@@ -414,7 +426,7 @@ func (s *Study) ensureEngine(ctx context.Context) error {
 			}
 		}
 		if err := eng.apply(r); err != nil {
-			return err
+			return replayError{err}
 		}
 	}
 	if !shown.IsZero() {

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -433,11 +435,16 @@ func (c *configFlags) space(fs *pflag.FlagSet, fn *objectives.Function) (study.S
 // csvBounds returns the bounding box of a CSV of arms, widened where a
 // coordinate is constant.
 func csvBounds(path string) (lo, hi []float64, err error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, usageError{err}
 	}
-	arms, err := objectives.LoadCSV(bytes.NewReader(b), 0)
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, nil, usagef("arms file %s is not a regular file", path)
+	}
+	// Streamed: LoadCSV refuses a line of too many columns while reading it.
+	arms, err := objectives.LoadCSV(bufio.NewReader(io.LimitReader(f, study.MaxArmsFile)), 0)
 	if err != nil {
 		return nil, nil, usagef("arms file %s: %v", path, trimPkg(err))
 	}

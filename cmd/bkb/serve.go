@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -27,6 +28,9 @@ import (
 type catalogFlags struct {
 	storage string
 	dir     string
+	// grace, when positive, is the PostgreSQL storage's heartbeat grace
+	// (serve's --heartbeat-grace; default the storage's minute).
+	grace time.Duration
 }
 
 func (c *catalogFlags) register(fs *pflag.FlagSet) {
@@ -46,7 +50,7 @@ func (c catalogFlags) open(ctx context.Context, cmd string) (storage.Storage, st
 		}
 		describe := redactURL(c.storage) // also remembers the password for maskSecrets
 		secrets := urlSecrets(c.storage)
-		st, err := postgres.Open(ctx, c.storage, postgres.Options{})
+		st, err := postgres.Open(ctx, c.storage, postgres.Options{HeartbeatGrace: c.grace})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, "", nil, errInterrupted
@@ -116,8 +120,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	journal := fs.String("study", "", "a single study journal file to serve (instead of --storage or --dir)")
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on; any address but loopback needs --token-file")
 	tokenFile := fs.String("token-file", "", "file holding the bearer token clients must send (Authorization: Bearer TOKEN)")
-	grace := fs.Duration("heartbeat-grace", serve.DefaultGrace, "a trial handed out whose client sends no heartbeat for this long is handed out again")
+	grace := fs.Duration("heartbeat-grace", serve.DefaultGrace, "a trial handed out whose client sends no heartbeat for this long is handed out again (after a restart, every trial has this long from the server's start)")
 	maxBody := fs.Int64("max-body", serve.DefaultMaxBody, "largest request body in bytes")
+	origins := fs.StringSlice("allow-origin", nil, "a web origin (https://host:port) whose pages may call the API (CORS); repeat for several. By default requests that change state from a page of another origin are refused")
+	serverFiles := fs.Bool("allow-server-files", false, "let clients create studies that name files or commands of this machine (csv arms, a plugin objective); by default refused: only for clients you trust with them")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -126,13 +132,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	token := ""
 	if *tokenFile != "" {
-		b, err := os.ReadFile(*tokenFile)
-		if err != nil {
-			return usagef("--token-file: %v", err)
-		}
-		token = strings.TrimSpace(string(b))
-		if token == "" {
-			return usagef("--token-file %s is empty", *tokenFile)
+		var err error
+		if token, err = readTokenFile(*tokenFile); err != nil {
+			return err
 		}
 	}
 	if err := serve.CheckAddr(*addr, token); err != nil {
@@ -141,6 +143,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *grace <= 0 || *maxBody <= 0 {
 		return usagef("--heartbeat-grace and --max-body must be positive")
 	}
+	c.grace = *grace
 	var (
 		st       storage.Storage
 		describe string
@@ -151,11 +154,20 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if c.storage != "" || c.dir != "" {
 			return usagef("serve: give one of --study, --storage and --dir")
 		}
-		st, err = storage.OpenJournalStore(*journal, storage.JournalStoreOptions{})
+		js, err := storage.OpenJournalStore(*journal, storage.JournalStoreOptions{})
 		if err != nil {
 			return usageError{trimPkg(err)}
 		}
-		describe = "journal " + *journal
+		// The one study must be there now, not a "no such study" to every
+		// client.
+		if _, err := js.Study(ctx, ""); err != nil {
+			js.Close()
+			if errors.Is(err, storage.ErrNotFound) {
+				return usagef("serve --study %s: no such journal (create the study first: bkb create-study --study %s ...)", *journal, *journal)
+			}
+			return usagef("serve --study %s: %v", *journal, trimPkg(err))
+		}
+		st, describe = js, "journal "+*journal
 	} else if st, describe, secrets, err = c.open(ctx, "serve"); err != nil {
 		return err
 	}
@@ -164,9 +176,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stderr, "bkb serve: %s %s\n", time.Now().UTC().Format(time.RFC3339), mask(fmt.Sprintf(format, args...), secrets))
 	}
 	srv, err := serve.New(serve.Options{Storage: st, Describe: describe, Token: token, MaxBody: *maxBody, Grace: *grace,
-		Secrets: secrets, Mask: maskSecrets, Logf: logf})
+		Secrets: secrets, Mask: maskSecrets, Logf: logf, AllowOrigins: *origins, AllowServerFiles: *serverFiles})
 	if err != nil {
-		return err
+		return usagef("--allow-origin: %v", strings.TrimPrefix(trimPkg(err).Error(), "serve: "))
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -182,6 +194,45 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	logf("stopped")
 	return nil
+}
+
+// maxTokenFile bounds a --token-file: a token is a line, not a file.
+const maxTokenFile = 4 << 10
+
+// readTokenFile reads the bearer token of --token-file: a regular file
+// (a FIFO or a device such as /dev/zero is refused before it is read, so
+// nothing blocks or runs on at start-up) of at most maxTokenFile bytes.
+func readTokenFile(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", usagef("--token-file: %v", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", usagef("--token-file %s is not a regular file", path)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return "", usagef("--token-file: %v", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", usagef("--token-file %s is not a regular file", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxTokenFile+1))
+	if err != nil {
+		return "", usagef("--token-file: %v", err)
+	}
+	if len(b) > maxTokenFile {
+		return "", usagef("--token-file %s is larger than %d bytes: not a token", path, maxTokenFile)
+	}
+	token := strings.TrimSpace(string(b))
+	if token == "" {
+		return "", usagef("--token-file %s is empty", path)
+	}
+	if strings.ContainsAny(token, "\r\n") {
+		return "", usagef("--token-file %s holds more than one line: want the token alone", path)
+	}
+	return token, nil
 }
 
 func runStudies(ctx context.Context, args []string, stdout, stderr io.Writer) error {
