@@ -92,7 +92,7 @@ func TestServeRestarts(t *testing.T) {
 				t.Fatal(err)
 			}
 			return d
-		}, goneWorker, 600*time.Millisecond)
+		}, goneWorker, 1500*time.Millisecond)
 	})
 	t.Run("journal file", func(t *testing.T) {
 		t.Parallel()
@@ -103,7 +103,7 @@ func TestServeRestarts(t *testing.T) {
 				t.Fatal(err)
 			}
 			return js
-		}, goneWorker, 600*time.Millisecond)
+		}, goneWorker, 1500*time.Millisecond)
 	})
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()
