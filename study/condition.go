@@ -369,8 +369,8 @@ func (t *Trial) GetString(name string) (string, error) {
 
 // ErrInactive is wrapped by the errors of Trial.GetFloat, GetInt and
 // GetString for a parameter the space has but the trial's point does not
-// activate.
-var ErrInactive = errors.New("not active for this trial")
+// activate, and by Slice's along a parameter inactive at the best trial.
+var ErrInactive = errors.New("not active")
 
 // inactive replaces err, the error of a Params getter, by ErrInactive's
 // when name is a parameter of the trial's space that its point does not
@@ -384,7 +384,7 @@ func (t *Trial) inactive(name string, err error) error {
 	if i < 0 || sp.Params[i].Condition == nil {
 		return err
 	}
-	return fmt.Errorf("study: parameter %q is %w (it exists when %s)", name, ErrInactive, sp.describe(i))
+	return fmt.Errorf("study: parameter %q is %w for this trial (it exists when %s)", name, ErrInactive, sp.describe(i))
 }
 
 // checkBlanks checks a CSV row x of a conditional space whose parameters

@@ -245,6 +245,14 @@ func TestConditionCSV(t *testing.T) {
 	if best, ok := s.Best(); !ok || best.Value != 0 || !reflect.DeepEqual(keys(best.Params), []string{"fn", "s", "shape", "y"}) {
 		t.Errorf("best %+v", best)
 	}
+	// The model along a parameter: not along one inactive at the best
+	// trial; along its branch's parent, the other branch at placeholders.
+	if _, err := s.Slice("x1", 8); !errors.Is(err, ErrInactive) {
+		t.Errorf("slice along an inactive parameter: %v", err)
+	}
+	if sl, err := s.Slice("fn", 8); err != nil || len(sl.Mean) != 2 || math.IsNaN(sl.Mean[0]) {
+		t.Errorf("slice along fn: %+v, %v", sl, err)
+	}
 	for _, c := range []struct{ csv, want string }{
 		{"fn,x1,x2,d,y,shape,s,value\na,0.3,,2,,,,1\n", `bad.csv:2: parameter "x2" is empty but active`},
 		{"fn,x1,x2,d,y,shape,s,value\na,0.3,0.2,2,1,,,1\n", `bad.csv:2: parameter "y" is not active at this point (it exists when "fn" is b): leave it empty`},
