@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"reflect"
 	"slices"
 	"sort"
@@ -410,6 +411,70 @@ func TestConditionCandidates(t *testing.T) {
 			} else {
 				pool[k] = true
 			}
+		}
+	}
+}
+
+// svmError is the objective of docs/conditional.md's experiment (and of
+// objectives/plugin/examples/python/conditional.py): a synthetic
+// validation error whose kernel chooses its parameters; 0.04 at its
+// minimum (poly, degree 3, coef0 0.4, C 10).
+func svmError(p Params) float64 {
+	e := 0.1 * sq(math.Log10(p.Float("C"))-1)
+	switch p.String("kernel") {
+	case "linear":
+		return 0.2 + e
+	case "rbf":
+		return 0.05 + e + 0.08*sq(math.Log10(p.Float("gamma"))+2)
+	}
+	d := p.Int("degree")
+	e += 0.08 + 0.02*sq(float64(d-3))
+	if d == 3 || d == 4 {
+		e += 0.1*sq(p.Float("coef0")-0.4) - 0.04
+	}
+	return e
+}
+
+// BKB_CONDITIONAL=1 runs docs/conditional.md's experiment: the median
+// simple regret over 10 seeds of BKB on the conditional space, BKB on the
+// same parameters without conditions (the objective ignores the ones its
+// branch does not use), and random search on the conditional space.
+func TestConditionalExperiment(t *testing.T) {
+	if os.Getenv("BKB_CONDITIONAL") == "" {
+		t.Skip("BKB_CONDITIONAL=1 runs it")
+	}
+	ctx := context.Background()
+	mk := func(cond bool) Space {
+		g, d, c := LogFloat("gamma", 1e-4, 10), Int("degree", 2, 5), Float("coef0", 0, 1)
+		if cond {
+			g, d, c = g.When("kernel", "rbf"), d.When("kernel", "poly"), c.When("degree", 3, 4)
+		}
+		s, err := NewSpace(Categorical("kernel", "linear", "rbf", "poly"), LogFloat("C", 1e-3, 1e3), g, d, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	for _, budget := range []int{40, 80} {
+		for _, v := range []struct {
+			name   string
+			cond   bool
+			policy string
+		}{{"conditional bkb", true, "bkb"}, {"flat bkb", false, "bkb"}, {"conditional random", true, "random"}} {
+			var bs []float64
+			for seed := uint64(1); seed <= 10; seed++ {
+				s, err := Create(ctx, storage.NewMemory(), "x", Config{Space: mk(v.cond), Budget: budget, Seed: seed, Policy: v.policy})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Optimize(ctx, func(_ context.Context, tr *Trial) (float64, error) { return svmError(tr.Params), nil }, 0); err != nil {
+					t.Fatal(err)
+				}
+				b, _ := s.Best()
+				bs = append(bs, b.Value-0.04)
+			}
+			slices.Sort(bs)
+			t.Logf("T=%d %-20s median simple regret %.2g (min %.2g, max %.2g)", budget, v.name, (bs[4]+bs[5])/2, bs[0], bs[9])
 		}
 	}
 }
