@@ -48,19 +48,31 @@ func (s Space) Conditional() bool {
 }
 
 // Placeholder is the value an inactive parameter holds in a point: the
-// value at the middle of its range on its own scale (the geometric middle
-// of a log parameter), rounded to its grid for integers and steps, and the
-// first choice (index 0) of a categorical. Its GP encoding is then the
-// middle of the unit coordinate (or the nearest level), the same for every
-// point where the parameter is inactive: the imputation of Lévesque,
-// Durand, Gagné and Sabourin (2017), see docs/conditional.md.
+// middle of its range on its own scale (sqrt(low) sqrt(high) for a log
+// parameter), rounded to its grid for integers and steps, and the first
+// choice (index 0) of a categorical. Its GP encoding is then at or near the
+// middle of the unit coordinate, the same for every point where the
+// parameter is inactive: the imputation of Lévesque, Durand, Gagné and
+// Sabourin (2017), see docs/conditional.md. It is computed with correctly
+// rounded operations only (no logarithm or exponential, whose last bit
+// may differ between platforms), because Check requires it bit for bit in
+// stored points.
 func (p Param) Placeholder() float64 {
-	if p.Type == TypeCategorical {
+	var v float64
+	switch {
+	case p.Type == TypeCategorical:
 		return 0
+	case p.Step > 0:
+		return p.stepValue((p.levels() - 1) / 2)
+	case p.Log:
+		v = math.Sqrt(p.Low) * math.Sqrt(p.High)
+	default:
+		v = p.Low + (p.High-p.Low)/2
 	}
-	x := make([]float64, 1)
-	Space{Params: []Param{p}}.Decode(x, []float64{0.5})
-	return x[0]
+	if p.Type == TypeInt {
+		v = math.Round(v)
+	}
+	return math.Min(math.Max(v, p.Low), p.High)
 }
 
 // validateConditions checks the conditions of a space whose parameters

@@ -478,3 +478,27 @@ func TestConditionalExperiment(t *testing.T) {
 		}
 	}
 }
+
+// TestPlaceholders: every kind of parameter has a valid placeholder at the
+// middle of its range, whose encoding is a valid coordinate of the
+// candidates' domain (a trust region may be centered on it).
+func TestPlaceholders(t *testing.T) {
+	t.Parallel()
+	sp := mixedSpace(t)
+	want := map[string]float64{"x": 0.5, "lr": math.Sqrt(1e-5) * math.Sqrt(1e-1), "drop": 0.2, "layers": 4, "units": 64, "act": 0, "batch": 0}
+	x := make([]float64, sp.Dim())
+	for i, p := range sp.Params {
+		x[i] = p.Placeholder()
+		if x[i] != want[p.Name] {
+			t.Errorf("%s: placeholder %v, want %v", p.Name, x[i], want[p.Name])
+		}
+	}
+	if err := sp.Check(x); err != nil {
+		t.Error(err)
+	}
+	u := make([]float64, sp.EncodedDim())
+	sp.Encode(u, x)
+	if err := sp.Domain().Check(u); err != nil {
+		t.Errorf("the placeholders' encoding %v: %v", u, err)
+	}
+}
