@@ -230,6 +230,26 @@ func TestConditionPoints(t *testing.T) {
 	}
 }
 
+// TestConditionOrder: a child may come before its parent in the space.
+func TestConditionOrder(t *testing.T) {
+	t.Parallel()
+	sp, err := NewSpace(Float("s", 0, 1).When("shape", "sq"), Categorical("shape", "sq", "abs").When("fn", "b"), Categorical("fn", "a", "b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		x    []float64
+		want []bool
+	}{{[]float64{0.25, 0, 1}, []bool{true, true, true}}, {[]float64{0.5, 1, 1}, []bool{false, true, true}}, {[]float64{0.5, 0, 0}, []bool{false, false, true}}} {
+		if got := sp.Active(c.x); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("Active(%v) = %v, want %v", c.x, got, c.want)
+		}
+		if err := sp.Check(c.x); err != nil {
+			t.Errorf("Check(%v): %v", c.x, err)
+		}
+	}
+}
+
 // TestConditionCSV: an imported CSV leaves inactive parameters empty, as
 // bkb export writes them.
 func TestConditionCSV(t *testing.T) {

@@ -92,8 +92,8 @@ const (
 type refiner struct {
 	cfg *Config
 	dom candidates.Domain
-	// cond is the space's compiled conditions, nil without any: then
-	// every candidate is canonicalized (condition.go).
+	// cond is the space's compiled conditions, nil without any; with
+	// them every candidate is canonicalized (condition.go).
 	cond   *condPlan
 	d      int
 	global *mat.Dense // encoded global set
@@ -599,7 +599,7 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 	// canonicalized and kept once (nil without conditions).
 	var seen map[string]bool
 	if r.cond != nil {
-		acq, add, seen = r.conditionalAcq(acq), nil, map[string]bool{}
+		acq, seen = r.conditionalAcq(acq), map[string]bool{}
 		add = func(x []float64) {
 			r.cond.canonicalizeEncoded(x)
 			if k := pointKey(x); !seen[k] {

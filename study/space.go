@@ -790,8 +790,8 @@ func checkDuplicateKeys(b []byte) error {
 // ReadSpace reads a space file: JSON {"params":[...]} with each parameter
 // {"name", "type": "float"|"int"|"categorical", "low", "high", "log",
 // "step", "choices", "condition": {"parent", "values"}}; the type defaults
-// to float. Anything after the JSON
-// object other than white space is an error.
+// to float. Anything after the JSON object other than white space is an
+// error.
 func ReadSpace(r io.Reader) (Space, error) {
 	var s Space
 	b, err := io.ReadAll(io.LimitReader(r, MaxSpaceFile+1))
