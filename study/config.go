@@ -720,8 +720,14 @@ func (c *Config) BuildArms() (*mat.Dense, error) {
 	out := make([]float64, 0, n*p)
 	seen := make(map[string]bool, n)
 	x := make([]float64, p)
+	cond := c.Space.plan() // nil without conditions
 	for i := 0; i < n; i++ {
 		c.Space.FromUnit(x, u.RawRowView(i))
+		if cond != nil {
+			// Design points that differ only where parameters are
+			// inactive are one point (condition.go).
+			cond.canonicalize(x)
+		}
 		key := pointKey(x)
 		if seen[key] {
 			continue // a discrete space has fewer points than the design
@@ -894,12 +900,28 @@ func readCSV(r io.Reader, space Space, name string, withValue bool) ([]csvRow, e
 			continue
 		}
 		row := csvRow{line: line, x: make([]float64, p)}
+		var blank []bool // conditional parameters left empty
 		for i, prm := range space.Params {
+			if prm.Condition != nil && strings.TrimSpace(rec[order[i]]) == "" {
+				// Not active at this point (checked below): bkb export
+				// leaves it empty.
+				if blank == nil {
+					blank = make([]bool, p)
+				}
+				blank[i] = true
+				row.x[i] = prm.Placeholder()
+				continue
+			}
 			v, err := prm.ParseLevel(rec[order[i]])
 			if err != nil {
 				return nil, fmt.Errorf("study: %s:%d: %v", name, line, err)
 			}
 			row.x[i] = v
+		}
+		if space.Conditional() {
+			if err := checkBlanks(space, row.x, blank); err != nil {
+				return nil, fmt.Errorf("study: %s:%d: %v", name, line, err)
+			}
 		}
 		if err := space.Check(row.x); err != nil {
 			return nil, fmt.Errorf("study: %s:%d: %v", name, line, strings.TrimPrefix(err.Error(), "study: "))

@@ -90,8 +90,11 @@ const (
 // AddCandidates, when it lands, would let the global set keep its means
 // and variances current instead; see docs/optimizer.md.)
 type refiner struct {
-	cfg    *Config
-	dom    candidates.Domain
+	cfg *Config
+	dom candidates.Domain
+	// cond is the space's compiled conditions, nil without any; with
+	// them every candidate is canonicalized (condition.go).
+	cond   *condPlan
 	d      int
 	global *mat.Dense // encoded global set
 
@@ -157,7 +160,7 @@ type refiner struct {
 
 func newRefiner(cfg *Config, global *mat.Dense) *refiner {
 	d := cfg.Space.EncodedDim()
-	return &refiner{cfg: cfg, dom: cfg.Space.Domain(), d: d, global: global, scale: 1,
+	return &refiner{cfg: cfg, dom: cfg.Space.Domain(), cond: cfg.Space.plan(), d: d, global: global, scale: 1,
 		region: candidates.NewRegion(d), best: math.Inf(-1)}
 }
 
@@ -567,6 +570,9 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 	if r.cfg.Policy == "random" {
 		x := make([]float64, r.d)
 		r.dom.Random(x, rng)
+		if r.cond != nil {
+			r.cond.canonicalizeEncoded(x)
+		}
 		return x, nil
 	}
 	if r.cfg.Policy == "ada-bkb" {
@@ -589,6 +595,19 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 	}
 	var cs []cand
 	add := func(x []float64) { cs = append(cs, cand{x, acq(x)}) }
+	// seen holds the candidates of a conditional space, which are
+	// canonicalized and kept once (nil without conditions).
+	var seen map[string]bool
+	if r.cond != nil {
+		acq, seen = r.conditionalAcq(acq), map[string]bool{}
+		add = func(x []float64) {
+			r.cond.canonicalizeEncoded(x)
+			if k := pointKey(x); !seen[k] {
+				seen[k] = true
+				cs = append(cs, cand{x, acq(x)})
+			}
+		}
+	}
 	n, _ := r.global.Dims()
 	// The global set's means and variances are kept current by the
 	// posterior (its candidates): O(n m) per observation, not O(n m^2)
@@ -605,6 +624,11 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 		for i := 0; i < n; i++ {
 			x := r.global.RawRowView(i)
 			cs = append(cs, cand{x, score(x, means[i], vars[i])})
+		}
+	}
+	if seen != nil {
+		for _, c := range cs {
+			seen[pointKey(c.x)] = true // the arms are canonical
 		}
 	}
 	for _, x := range r.pool {
@@ -705,6 +729,14 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 			p, v, err := candidates.Polish(acq, s, r.dom, candidates.PolishOptions{MaxEvals: polishEvals})
 			if err != nil {
 				return nil, err
+			}
+			if seen != nil {
+				// acq reads p canonicalized: v is its canonical point's.
+				r.cond.canonicalizeEncoded(p)
+				if k := pointKey(p); seen[k] {
+					continue
+				}
+				seen[pointKey(p)] = true
 			}
 			cs = append(cs, cand{p, v})
 		}
@@ -1004,4 +1036,17 @@ func (r *refiner) stats() bandit.Stats {
 		}
 	}
 	return bandit.Stats{}
+}
+
+// conditionalAcq returns the acquisition acq of a conditional space read
+// at the canonical form of its argument: the GP sees inactive parameters at
+// their placeholders only, so a polish cannot climb along a coordinate
+// that does not exist at the point, nor two candidates differ there.
+func (r *refiner) conditionalAcq(acq func([]float64) float64) func([]float64) float64 {
+	buf := make([]float64, r.d)
+	return func(x []float64) float64 {
+		copy(buf, x)
+		r.cond.canonicalizeEncoded(buf)
+		return acq(buf)
+	}
 }

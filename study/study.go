@@ -17,6 +17,31 @@
 // workers in other processes or on other machines, and an uninterrupted
 // run replay the same events into the same state and choose the same
 // points.
+//
+// # Conditional spaces, not define-by-run
+//
+// A parameter may exist only for some values of another (Param.When, a
+// space file's "condition"; condition.go and docs/conditional.md):
+//
+//	space, err := study.NewSpace(
+//		study.Categorical("kernel", "rbf", "poly"),
+//		study.LogFloat("gamma", 1e-3, 1).When("kernel", "rbf"),
+//		study.Int("degree", 2, 5).When("kernel", "poly"),
+//	)
+//
+// A trial's Params then hold its active parameters only: Params.Has says
+// whether one is, and Trial.GetFloat, GetInt and GetString return an error
+// wrapping ErrInactive for a parameter of the space the trial does not
+// activate. This is what Optuna's define-by-run trials
+// (t.suggest_float("gamma", ...) inside an if) map to here. A true
+// define-by-run trial, whose parameters are declared by the objective as
+// it runs, does not fit this engine: the GP's encoding, the space-filling
+// candidates and the growing candidates are built from the space before
+// the first ask, and every process that replays a study rebuilds them
+// from its stored configuration, which must therefore hold the whole
+// space; a space discovered by the objective would change under the
+// stored records. So the space, with its conditions, is declared up front,
+// and the objective reads the parameters its branch has.
 package study
 
 import (

@@ -161,10 +161,7 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return trimPkg(err)
 		}
 		if *format == "tsv" {
-			fields := []string{strconv.Itoa(t.Number)}
-			for i, v := range t.X {
-				fields = append(fields, space.FormatValue(i, v))
-			}
+			fields := append([]string{strconv.Itoa(t.Number)}, paramCells(space, t.X, space.FormatValue)...)
 			fmt.Fprintln(stdout, strings.Join(fields, "\t"))
 			continue
 		}
