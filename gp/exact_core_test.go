@@ -11,7 +11,7 @@ import (
 	"github.com/bkb-go/bkb/kernel"
 )
 
-// Tests of the exact core (issue 13) against an independent reference:
+// Tests of the exact core against an independent reference:
 // the DTC posterior (Eq. 4, seed 004) solved densely in 1024-bit
 // floating point (math/big), with the RBF kernel itself evaluated in that
 // precision, so the reference is the true posterior of the given points
@@ -246,7 +246,7 @@ func pinvDTC(l float64, s, xs [][]float64, w []int, ysum []float64, lambda float
 	return mean, vari
 }
 
-// coreCase is one row of issue 13's table.
+// coreCase is one row of the table of hard cases.
 type coreCase struct {
 	name      string
 	grid      int       // 1-D grid of this many points on [0,1] (0: pts)
@@ -255,7 +255,7 @@ type coreCase struct {
 	resample  bool // S resampled by BKB's rule; else S = every observed point
 }
 
-// coreCases are the cases of issue 13's table, on 20- and 40-point grids
+// coreCases are the hard cases, on 20- and 40-point grids
 // (the 40-point ones only without -short: the reference costs O(n^3) in
 // 1024-bit arithmetic). Observations arrive in random order, each point
 // once and a third of them twice.
@@ -346,7 +346,7 @@ func maxRelErr(gm, gv, wm, wv []float64) (meanErr, varErr float64) {
 }
 
 // TestExactCoreAgainstBigFloat: DTC variances and means against the
-// 1024-bit reference, on the cases of issue 13's table (there, with the
+// 1024-bit reference, on the hard cases (there, with the
 // old fixed pivot floor 1e-8 k(x,x): 1.7e-6, 1.4e-5, 8.4e-4, 4.6e-6 and a
 // mean 1.15e-3 off). Where lambda >= 1e-4 the error must be below 1e-8;
 // below that, within 10x of the authors' float64 method (pinvDTC).

@@ -11,7 +11,7 @@ import (
 	"github.com/bkb-go/bkb/kernel"
 )
 
-// TestPropertyRandomSequences (issue 13): thousands of random sequences
+// TestPropertyRandomSequences : thousands of random sequences
 // of observations (of candidates and of other points, with repeats),
 // fresh and incremental resamplings and arbitrary dictionary edits, on
 // random small problems, a third of them with near-duplicate points. At

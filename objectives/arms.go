@@ -208,8 +208,16 @@ func LatinHypercube(b Box, n int, seed uint64) (*mat.Dense, error) {
 	return out, nil
 }
 
-// maxCSVLine bounds the length of one line read by LoadCSV.
-const maxCSVLine = 16 << 20
+// MaxCSVColumns bounds the number of fields of a line LoadCSV reads: the
+// dimension of an arm set read from a file (a CSV of two million columns
+// would otherwise make a space of two million parameters).
+const MaxCSVColumns = 10_000
+
+// maxCSVLine bounds the length of one line read by LoadCSV: MaxCSVColumns
+// fields of up to 100 bytes each (a float64 needs at most 24), so that a
+// line of too many columns is refused while it is read, after at most
+// this many bytes.
+const maxCSVLine = 100 * MaxCSVColumns
 
 // LoadCSV reads an arm set, one arm per line with comma-separated
 // coordinates. Blank lines are skipped, and so is everything from a '#' to
@@ -222,7 +230,8 @@ const maxCSVLine = 16 << 20
 // byte-order mark and CRLF line ends are accepted. Errors name the 1-based
 // line number and the problem: wrong number of fields, an empty field, a
 // field that is not a number (including a first line that mixes numbers and
-// names), NaN or Inf, no arms at all, or a line longer than 16 MiB.
+// names), NaN or Inf, no arms at all, more than MaxCSVColumns fields, or
+// a line longer than 1,000,000 bytes.
 func LoadCSV(r io.Reader, dim int) (*mat.Dense, error) {
 	if r == nil {
 		return nil, errors.New("objectives: LoadCSV: nil reader")
@@ -245,6 +254,9 @@ func LoadCSV(r io.Reader, dim int) (*mat.Dense, error) {
 		text = strings.TrimSpace(text)
 		if text == "" {
 			continue
+		}
+		if n := strings.Count(text, ",") + 1; n > MaxCSVColumns {
+			return nil, fmt.Errorf("objectives: LoadCSV: line %d: %d fields, more than the %d columns an arm set may have", line, n, MaxCSVColumns)
 		}
 		fields, err := splitCSVLine(text)
 		if err != nil {

@@ -89,7 +89,7 @@ func benchAskTell(b *testing.B, d storage.Storage) {
 		var a asked
 		c.must("POST", "/api/studies/http/ask", nil, &a, 200)
 		tr := a.Trials[0]
-		c.must("POST", fmt.Sprintf("/api/studies/http/trials/%d/tell", tr.Trial), map[string]float64{"value": paramValue(tr.Params)}, nil, 200)
+		c.must("POST", fmt.Sprintf("/api/studies/http/trials/%d/tell", tr.Trial), map[string]any{"value": paramValue(tr.Params), "lease": tr.Lease}, nil, 200)
 	}
 	libStep := func() {
 		t, err := lib.Ask(ctx)

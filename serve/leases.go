@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"time"
 
@@ -15,20 +14,27 @@ import (
 // heartbeating them for longer than the grace. A storage sees the server
 // as one worker, alive while its process is (a journal) or while it
 // heartbeats (PostgreSQL); the clients behind it are what may vanish.
-// After a restart the leases are empty: the journal then finds the
-// previous server's trials stale (its process is gone) and PostgreSQL
-// those whose clients stopped heartbeating.
+// After a restart the leases are empty, and for one grace period no
+// trial is stale: the clients of the previous server heartbeat this one,
+// which renews their leases; then the journal finds the previous
+// server's trials stale (its process is gone) and PostgreSQL those whose
+// clients stopped heartbeating (see stale, lease.go).
 type leased struct {
 	storage.Storage
 	grace time.Duration
 	now   func() time.Time
+	// worker is the server's worker id, start its start.
+	worker string
+	start  time.Time
 
 	mu   sync.Mutex
 	last map[string]map[int]time.Time // study -> trial -> last sign of life
+	// loaded holds when each study was first loaded (see Records).
+	loaded map[string]time.Time
 }
 
-func newLeased(st storage.Storage, grace time.Duration, now func() time.Time) *leased {
-	return &leased{Storage: st, grace: grace, now: now, last: map[string]map[int]time.Time{}}
+func newLeased(st storage.Storage, grace time.Duration, now func() time.Time, worker string) *leased {
+	return &leased{Storage: st, grace: grace, now: now, worker: worker, start: now(), last: map[string]map[int]time.Time{}, loaded: map[string]time.Time{}}
 }
 
 // renew records a sign of life of the client of a trial.
@@ -55,10 +61,12 @@ func (l *leased) forget(name string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.last, name)
+	delete(l.loaded, name)
 }
 
 // expired returns the trials of a study whose lease ran out; their leases
-// are dropped (the ask that hands one out again renews it).
+// stay, expired, until the trial is handed out again (which renews the
+// lease), completed or asked by another worker (see observe).
 func (l *leased) expired(name string) []int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -76,22 +84,14 @@ func (l *leased) expired(name string) []int {
 // attributes are the server's (storage.As).
 func (l *leased) Unwrap() storage.Storage { return l.Storage }
 
-// Update implements storage.Storage: View.Stale gains the trials whose
-// lease ran out. A stale trial the study no longer has pending is ignored
-// by the study.
+// Update implements storage.Storage: View.Stale is the storage's stale
+// trials less those with a live lease here (none in the server's first
+// grace period), plus those whose lease ran out (see stale). A stale
+// trial the study no longer has pending is ignored by the study.
 func (l *leased) Update(ctx context.Context, name string, from int, fn func(storage.View) ([]storage.Record, error)) ([]storage.Record, error) {
-	exp := l.expired(name)
 	return l.Storage.Update(ctx, name, from, func(v storage.View) ([]storage.Record, error) {
-		if len(exp) > 0 {
-			stale := slices.Clone(v.Stale)
-			for _, t := range exp {
-				if !slices.Contains(stale, t) {
-					stale = append(stale, t)
-				}
-			}
-			slices.Sort(stale)
-			v.Stale = stale
-		}
+		l.observe(name, v.New)
+		v.Stale = l.stale(name, v.Stale)
 		return fn(v)
 	})
 }

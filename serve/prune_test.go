@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -24,22 +25,9 @@ func TestReportPrune(t *testing.T) {
 	st := storage.NewMemory()
 	sp, _ := study.Box(nil, []float64{0}, []float64{1})
 	pc, _ := pruner.ParseFlag("median:startup=1")
-	s, err := study.Create(ctx, st, "p", study.Config{Space: sp, Policy: "random", Budget: 5, Seed: 1, Pruner: pc})
-	if err != nil {
+	if _, err := study.Create(ctx, st, "p", study.Config{Space: sp, Policy: "random", Budget: 5, Seed: 1, Pruner: pc}); err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range []float64{1, 0.5} {
-		tr, _ := s.Ask(ctx)
-		if _, err := s.Report(ctx, tr.Number, 0, v); err != nil {
-			t.Fatal(err)
-		}
-		if v == 1 {
-			if err := s.Tell(ctx, tr.Number, v); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	// Trial 1 (0.5 at step 0) is pending.
 	h, err := New(Options{Storage: st})
 	if err != nil {
 		t.Fatal(err)
@@ -56,20 +44,49 @@ func TestReportPrune(t *testing.T) {
 		_ = json.NewDecoder(resp.Body).Decode(&out)
 		return resp.StatusCode, out
 	}
-	if code, out := post("/api/studies/p/trials/1/report", `{"step": 1, "value": 0.4}`); code != 200 || out["prune"] != false {
+	// ask hands out one trial and returns its number and lease.
+	ask := func() (string, string) {
+		code, out := post("/api/studies/p/ask", "")
+		trials, _ := out["trials"].([]any)
+		if code != 200 || len(trials) != 1 {
+			t.Fatalf("ask: %d %v", code, out)
+		}
+		tr := trials[0].(map[string]any)
+		return strconv.Itoa(int(tr["trial"].(float64))), tr["lease"].(string)
+	}
+	report := func(trial, lease string, step int, v float64) (int, map[string]any) {
+		return post("/api/studies/p/trials/"+trial+"/report", fmt.Sprintf(`{"step": %d, "value": %v, "lease": %q}`, step, v, lease))
+	}
+	// Trial 0 reports 1 at step 0 and completes with 1; trial 1 reports
+	// 0.5 at step 0 and stays pending.
+	t0, l0 := ask()
+	t1, l1 := ask()
+	if code, out := report(t0, l0, 0, 1); code != 200 {
+		t.Fatalf("report: %d %v", code, out)
+	}
+	if code, out := post("/api/studies/p/trials/"+t0+"/tell", fmt.Sprintf(`{"value": 1, "lease": %q}`, l0)); code != 200 {
+		t.Fatalf("tell: %d %v", code, out)
+	}
+	if code, out := report(t1, l1, 0, 0.5); code != 200 {
+		t.Fatalf("report: %d %v", code, out)
+	}
+	if code, out := report(t1, l1, 1, 0.4); code != 200 || out["prune"] != false {
 		t.Fatalf("report below the median: %d %v", code, out)
 	}
-	if code, out := post("/api/studies/p/trials/1/report", `{"step": 2, "value": 3}`); code != 200 || out["prune"] != false {
+	if code, out := report(t1, l1, 2, 3); code != 200 || out["prune"] != false {
 		t.Fatalf("report at a step no complete trial has: %d %v", code, out)
 	}
-	tr, _ := s.Ask(ctx)
-	if code, out := post("/api/studies/p/trials/"+strconv.Itoa(tr.Number)+"/report", `{"step": 0, "value": 2}`); code != 200 || out["prune"] != true {
+	t2, l2 := ask()
+	if code, out := report(t2, l2, 0, 2); code != 200 || out["prune"] != true {
 		t.Fatalf("report above the median: %d %v, want prune", code, out)
 	}
-	if code, out := post("/api/studies/p/trials/0/report", `{"step": 5, "value": 1}`); code != http.StatusConflict {
+	if code, out := report(t2, l1, 0, 2); code != http.StatusForbidden {
+		t.Fatalf("report with another trial's lease: %d %v, want 403", code, out)
+	}
+	if code, out := report(t0, "", 5, 1); code != http.StatusConflict {
 		t.Fatalf("report on a complete trial: %d %v, want 409", code, out)
 	}
-	if code, out := post("/api/studies/p/trials/1/tell", `{"pruned": true}`); code != 200 || out["state"] != "pruned" {
+	if code, out := post("/api/studies/p/trials/1/tell", fmt.Sprintf(`{"pruned": true, "lease": %q}`, l1)); code != 200 || out["state"] != "pruned" {
 		t.Fatalf("tell pruned: %d %v", code, out)
 	}
 	if code, _ := post("/api/studies/p/trials/1/tell", `{"pruned": true, "value": 1}`); code != http.StatusBadRequest {

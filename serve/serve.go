@@ -11,16 +11,24 @@
 // trial holds a lease on it, renewed by its heartbeats (and by the ask
 // itself); when a lease runs out (the client vanished), the trial is
 // stale and the next ask hands it out again at the same point (see
-// study.Requeue).
+// study.Requeue). The ask answers each trial with its lease secret, which
+// the trial's heartbeats, reports and tell must present (lease.go); a
+// restarted server gives the trials of the one before a grace period from
+// its start, in which their clients heartbeat it (leases.go, lease.go).
 //
 // Security: a server on a loopback address answers anyone on the machine
 // (and checks the Host header, so that a web page cannot reach it by DNS
 // rebinding); on any other address it requires a bearer token, compared
-// in constant time. Request bodies are bounded; malformed input is a 4xx
+// in constant time. Requests that change state are refused when a browser
+// says they come from another web origin, and bodies must be JSON
+// (csrf.go). Configurations naming files or commands of the server's
+// machine are refused unless Options.AllowServerFiles (serverfiles.go).
+// Request bodies and reading times are bounded; malformed input is a 4xx
 // answer with a JSON error; study names are checked with
 // storage.CheckStudyName, so that none reaches outside a directory of
 // journals; and the strings in Options.Secrets (a database password) are
-// masked in every answer and log line.
+// masked in every answer and log line. See docs/serve.md for what the
+// server does not protect against.
 package serve
 
 import (
@@ -49,8 +57,19 @@ import (
 const (
 	DefaultMaxBody = 1 << 20
 	DefaultGrace   = time.Minute
+	// DefaultReadTimeout bounds the time to read a request, headers and
+	// body: a client that sends its body slowly (or never) is cut off
+	// before a shutdown gives up waiting for it.
+	DefaultReadTimeout = 10 * time.Second
+	// DefaultShutdownGrace is how long a shutdown waits for the requests
+	// under way before it closes their connections.
+	DefaultShutdownGrace = 15 * time.Second
 	// MaxAsk bounds the number of trials one ask request hands out.
 	MaxAsk = 256
+	// MaxSeconds bounds the evaluation time a tell records (about 116
+	// days): a larger one is a client's mistake, and sums of such times
+	// (a study's total, a cost model) would overflow to +Inf.
+	MaxSeconds = 1e7
 )
 
 // Options configure a Server.
@@ -82,6 +101,21 @@ type Options struct {
 	Worker string
 	// Now is the clock of leases (default time.Now), for tests.
 	Now func() time.Time
+	// AllowOrigins are the web origins ("https://host:port") whose pages
+	// may call the API (CORS); by default none: requests that change
+	// state are refused when a browser says they come from another origin
+	// (see csrf.go).
+	AllowOrigins []string
+	// ReadTimeout bounds the reading of a request (default
+	// DefaultReadTimeout); ShutdownGrace how long Serve waits, once its
+	// context ends, for the requests under way (default
+	// DefaultShutdownGrace). A shutdown never waits longer: what is left
+	// is closed, and Serve returns nil (every tell answered was stored).
+	ReadTimeout, ShutdownGrace time.Duration
+	// AllowServerFiles lets a configuration sent to POST /api/studies
+	// name files and commands of the server's machine (csv arms, a plugin
+	// objective); by default they are refused (see serverfiles.go).
+	AllowServerFiles bool
 }
 
 // Server serves the API and the dashboard. Create it with New.
@@ -92,6 +126,9 @@ type Server struct {
 	token  [sha256.Size]byte
 	// secrets are Options.Secrets, longest first.
 	secrets []string
+	// origins are Options.AllowOrigins, normalized.
+	origins []string
+	keyState
 
 	mu      sync.Mutex
 	studies map[string]*study.Study
@@ -126,8 +163,19 @@ func New(opt Options) (*Server, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	s := &Server{opt: opt, studies: map[string]*study.Study{}, slices: map[string]sliceEntry{}}
-	s.leases = newLeased(opt.Storage, opt.Grace, opt.Now)
+	if opt.ReadTimeout <= 0 {
+		opt.ReadTimeout = DefaultReadTimeout
+	}
+	if opt.ShutdownGrace <= 0 {
+		opt.ShutdownGrace = DefaultShutdownGrace
+	}
+	origins, err := checkOrigins(opt.AllowOrigins)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opt: opt, studies: map[string]*study.Study{}, slices: map[string]sliceEntry{}, origins: origins}
+	s.keys = map[string][]byte{}
+	s.leases = newLeased(opt.Storage, opt.Grace, opt.Now, opt.Worker)
 	if opt.Token != "" {
 		s.token = sha256.Sum256([]byte(opt.Token))
 	}
@@ -164,14 +212,23 @@ func CheckAddr(addr, token string) error {
 }
 
 // Serve serves on ln until ctx ends, then shuts down gracefully: it stops
-// accepting connections and waits (up to 10 s) for the requests under way,
-// so that every tell answered is stored.
+// accepting connections and waits (up to Options.ShutdownGrace) for the
+// requests under way, so that every tell answered is stored; connections
+// still open then are closed. Reading a request is bounded by
+// Options.ReadTimeout (its headers by half of it), writing its answer by
+// five minutes (an ask of a long study replays it first), and an idle
+// connection is closed after a minute: no client, slow or gone, holds the
+// server or its shutdown.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if err := CheckAddr(ln.Addr().String(), s.opt.Token); err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: log.New(logWriter{s}, "", 0)}
+	hs := &http.Server{Handler: s,
+		ReadHeaderTimeout: s.opt.ReadTimeout / 2,
+		ReadTimeout:       s.opt.ReadTimeout,
+		WriteTimeout:      5 * time.Minute,
+		IdleTimeout:       time.Minute,
+		ErrorLog:          log.New(logWriter{s}, "", 0)}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {
@@ -179,10 +236,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), s.opt.ShutdownGrace)
 	defer cancel()
 	err := hs.Shutdown(sctx)
-	<-done
+	if errors.Is(err, context.DeadlineExceeded) {
+		s.opt.Logf("shutdown: requests still under way after %v: their connections are closed", s.opt.ShutdownGrace)
+		err = hs.Close()
+	}
+	if e := <-done; !errors.Is(e, http.ErrServerClosed) && err == nil {
+		err = e
+	}
 	return err
 }
 
@@ -211,6 +274,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	if s.opt.Token == "" && !loopbackHost(r.Host) {
 		s.fail(w, http.StatusForbidden, "the Host header %q is not a loopback name: without a token this server answers only localhost", r.Host)
+		return
+	}
+	if s.crossSite(w, r) {
 		return
 	}
 	if s.opt.Token != "" && needsToken(r.URL.Path) {
@@ -367,9 +433,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/studies/{name}/budget", s.extend)
 	m.HandleFunc("GET /api/studies/{name}/predict", s.predict)
 	m.HandleFunc("GET /openapi.json", s.openapi)
-	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, http.StatusNotFound, "no such API path: %s %s (see /openapi.json)", r.Method, r.URL.Path)
-	})
+	m.HandleFunc(apiFallback, s.noRoute)
 	s.dashboardRoutes(m)
 	s.mux = m
 }
@@ -453,6 +517,9 @@ func (s *Server) forget(name string, leases bool) {
 			delete(s.slices, k)
 		}
 	}
+	if leases {
+		delete(s.keys, name) // a study made again under the name gets a new key
+	}
 	s.mu.Unlock()
 	if leases {
 		s.leases.forget(name)
@@ -460,7 +527,7 @@ func (s *Server) forget(name string, leases bool) {
 }
 
 // budgetKey is the study attribute that holds an extended budget.
-const budgetKey = "bkb.budget"
+const budgetKey = study.BudgetAttr
 
 // reportPrefix starts the keys of a trial's intermediate values.
 const reportPrefix = "bkb.intermediate."
@@ -471,28 +538,10 @@ func (s *Server) storedBudget(ctx context.Context, name string) (int, error) {
 }
 
 // StoredBudget returns the budget a study was extended to (POST
-// /api/studies/{name}/budget), kept in the study attribute "bkb.budget";
-// 0 when it was not extended or st keeps no attributes. This budget, not
-// the one in the study's stored configuration, is in force: pass it as
-// study.Options.Budget when loading the study.
+// /api/studies/{name}/budget, or study.Study.Extend through any door): see
+// study.StoredBudget. study.Load puts it in force itself.
 func StoredBudget(ctx context.Context, st storage.Storage, name string) (int, error) {
-	at, ok := storage.As[storage.Attributes](st)
-	if !ok {
-		return 0, nil
-	}
-	attrs, err := at.Attrs(ctx, name)
-	if err != nil {
-		return 0, err
-	}
-	for _, a := range attrs {
-		if a.Trial == -1 && a.Key == budgetKey {
-			var b int
-			if json.Unmarshal(a.Value, &b) == nil && b > 0 {
-				return b, nil
-			}
-		}
-	}
-	return 0, nil
+	return study.StoredBudget(ctx, st, name)
 }
 
 // Info is the answer of GET /api/info.
@@ -613,7 +662,7 @@ func (s *Server) summary(ctx context.Context, st *study.Study, full bool) Summar
 		if at, ok := storage.As[storage.Attributes](s.opt.Storage); ok {
 			if attrs, err := at.Attrs(ctx, st.Name()); err == nil {
 				for _, a := range attrs {
-					if a.Trial == -1 {
+					if a.Trial == -1 && !strings.HasPrefix(a.Key, hiddenAttrPrefix) {
 						sum.Attrs = append(sum.Attrs, AttrJSON(a))
 					}
 				}
@@ -734,6 +783,12 @@ func (s *Server) createStudy(w http.ResponseWriter, r *http.Request) {
 		s.replyErr(w, r, badRequest{err})
 		return
 	}
+	if !s.opt.AllowServerFiles {
+		if err := serverFiles(&req.Config); err != nil {
+			s.replyErr(w, r, err)
+			return
+		}
+	}
 	st, err := study.Create(r.Context(), s.leases, req.Name, req.Config, study.Options{Worker: s.opt.Worker})
 	if err != nil {
 		if !errors.Is(err, storage.ErrExists) && r.Context().Err() == nil {
@@ -792,6 +847,9 @@ type Asked struct {
 	Number int            `json:"trial"`
 	Params map[string]any `json:"params"`
 	X      []float64      `json:"x"`
+	// Lease is the trial's secret: its heartbeats, reports and tell must
+	// present it (header X-BKB-Lease or their "lease" field; lease.go).
+	Lease string `json:"lease"`
 }
 
 // AskResponse is the answer of an ask: fewer trials than asked for when
@@ -827,6 +885,11 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 		s.replyErr(w, r, err)
 		return
 	}
+	key, err := s.studyKey(r.Context(), n)
+	if err != nil {
+		s.replyErr(w, r, err)
+		return
+	}
 	// Trials whose client stopped heartbeating: the study handed them out
 	// through this server, so it must be told they are abandoned before
 	// it hands them out again.
@@ -849,6 +912,13 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 		}
 		s.leases.renew(n, t.Number)
 		resp.Trials = append(resp.Trials, Asked{Number: t.Number, Params: t.Params, X: t.X})
+	}
+	asked := map[int]time.Time{}
+	for _, t := range st.Trials() {
+		asked[t.Number] = t.Time
+	}
+	for i := range resp.Trials {
+		resp.Trials[i].Lease = leaseOf(key, n, resp.Trials[i].Number, asked[resp.Trials[i].Number])
 	}
 	s.reply(w, http.StatusOK, resp)
 }
@@ -879,6 +949,9 @@ type TellRequest struct {
 	// Pruned records the trial as pruned (stopped early, as a report's
 	// "prune" said) instead of a value or a failure.
 	Pruned bool `json:"pruned,omitempty"`
+	// Lease is the trial's lease from the ask (or send the X-BKB-Lease
+	// header), required while the trial is pending.
+	Lease string `json:"lease,omitempty"`
 }
 
 func (s *Server) tell(w http.ResponseWriter, r *http.Request) {
@@ -902,13 +975,19 @@ func (s *Server) tell(w http.ResponseWriter, r *http.Request) {
 		s.replyErr(w, r, badf(`want exactly one of "value", "values", "failed" and "pruned"`))
 		return
 	}
-	if req.Seconds < 0 || math.IsNaN(req.Seconds) || math.IsInf(req.Seconds, 0) {
-		s.replyErr(w, r, badf("seconds = %v: want a finite value >= 0", req.Seconds))
+	if !(req.Seconds >= 0) || req.Seconds > MaxSeconds {
+		s.replyErr(w, r, badf("seconds = %v: want a finite time >= 0 and at most %g", req.Seconds, float64(MaxSeconds)))
 		return
 	}
-	st, err := s.load(r.Context(), n, false)
+	st, err := s.load(r.Context(), n, true)
 	if err != nil {
 		s.replyErr(w, r, err)
+		return
+	}
+	// A pending trial takes its outcome from its lease holder only; a
+	// completed one answers a retry (accepted if the same) or a conflict,
+	// and changes nothing.
+	if t, ok := trialResult(st, trial); ok && t.State == study.Pending && !s.checkLease(r.Context(), w, r, n, t, givenLease(r, req.Lease)) {
 		return
 	}
 	o := study.Outcome{Failed: req.Failed, Seconds: req.Seconds, Values: req.Values, Constraints: req.Constraints}
@@ -942,24 +1021,49 @@ func trialOf(st *study.Study, trial int) (TrialJSON, bool) {
 	return TrialJSON{}, false
 }
 
+// HeartbeatRequest is the optional body of a heartbeat.
+type HeartbeatRequest struct {
+	// Lease is the trial's lease from the ask (or send the X-BKB-Lease
+	// header).
+	Lease string `json:"lease,omitempty"`
+}
+
 func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 	n, trial, err := nameAndTrial(r)
 	if err != nil {
 		s.replyErr(w, r, err)
 		return
 	}
+	var req HeartbeatRequest
+	if err := decode(r, &req); err != nil {
+		s.replyErr(w, r, err)
+		return
+	}
+	// The study as this server last saw it: a heartbeat is frequent and
+	// must be quick. If the trial is not pending there with this lease,
+	// another process may have changed it since: read what is new.
 	st, err := s.load(r.Context(), n, false)
 	if err != nil {
 		s.replyErr(w, r, err)
 		return
 	}
-	t, ok := trialOf(st, trial)
+	t, ok := trialResult(st, trial)
+	if valid, err := s.leaseValid(r.Context(), n, t, givenLease(r, req.Lease)); !ok || t.State != study.Pending || !valid || err != nil {
+		if err := st.Refresh(r.Context()); err != nil {
+			s.replyErr(w, r, err)
+			return
+		}
+		t, ok = trialResult(st, trial)
+	}
 	if !ok {
 		s.replyErr(w, r, fmt.Errorf("study %s has no trial %d: %w", n, trial, study.ErrNoTrial))
 		return
 	}
 	if t.State != study.Pending {
 		s.reply(w, http.StatusConflict, apiError{Error: fmt.Sprintf("trial %d is %s, not pending", trial, t.State)})
+		return
+	}
+	if !s.checkLease(r.Context(), w, r, n, t, givenLease(r, req.Lease)) {
 		return
 	}
 	s.leases.renew(n, trial)
@@ -974,6 +1078,9 @@ func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
 type ReportRequest struct {
 	Step  int      `json:"step"`
 	Value *float64 `json:"value"`
+	// Lease is the trial's lease from the ask (or send the X-BKB-Lease
+	// header).
+	Lease string `json:"lease,omitempty"`
 }
 
 func (s *Server) report(w http.ResponseWriter, r *http.Request) {
@@ -991,9 +1098,12 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 		s.replyErr(w, r, badf(`a report needs "step" >= 0 and a finite "value"`))
 		return
 	}
-	st, err := s.load(r.Context(), n, false)
+	st, err := s.load(r.Context(), n, true)
 	if err != nil {
 		s.replyErr(w, r, err)
+		return
+	}
+	if t, ok := trialResult(st, trial); ok && t.State == study.Pending && !s.checkLease(r.Context(), w, r, n, t, givenLease(r, req.Lease)) {
 		return
 	}
 	// A durable report record; the study's pruner decides from the

@@ -89,6 +89,9 @@ func (c *client) do(method, path string, body any, out any) (int, string) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
@@ -125,6 +128,7 @@ type asked struct {
 	Trials []struct {
 		Trial  int            `json:"trial"`
 		Params map[string]any `json:"params"`
+		Lease  string         `json:"lease"`
 	} `json:"trials"`
 }
 
@@ -171,13 +175,13 @@ func TestAPI(t *testing.T) {
 					if n := tr.Params["n"].(float64); n != math.Trunc(n) {
 						t.Fatalf("int param %v", n)
 					}
-					c.must("POST", fmt.Sprintf("/api/studies/demo/trials/%d/report", tr.Trial), map[string]any{"step": 1, "value": 9.5}, nil, 200)
-					c.must("POST", fmt.Sprintf("/api/studies/demo/trials/%d/heartbeat", tr.Trial), nil, nil, 200)
+					c.must("POST", fmt.Sprintf("/api/studies/demo/trials/%d/report", tr.Trial), map[string]any{"step": 1, "value": 9.5, "lease": tr.Lease}, nil, 200)
+					c.must("POST", fmt.Sprintf("/api/studies/demo/trials/%d/heartbeat", tr.Trial), map[string]any{"lease": tr.Lease}, nil, 200)
 					v := objective(tr.Params)
-					c.must("POST", fmt.Sprintf("/api/studies/demo/trials/%d/tell", tr.Trial), map[string]any{"value": v}, nil, 200)
+					c.must("POST", fmt.Sprintf("/api/studies/demo/trials/%d/tell", tr.Trial), map[string]any{"value": v, "lease": tr.Lease}, nil, 200)
 					// A retried tell is accepted; another value is a conflict.
-					c.must("POST", fmt.Sprintf("/api/studies/demo/trials/%d/tell", tr.Trial), map[string]any{"value": v}, nil, 200)
-					c.must("POST", fmt.Sprintf("/api/studies/demo/trials/%d/tell", tr.Trial), map[string]any{"value": v + 1}, nil, http.StatusConflict)
+					c.must("POST", fmt.Sprintf("/api/studies/demo/trials/%d/tell", tr.Trial), map[string]any{"value": v, "lease": tr.Lease}, nil, 200)
+					c.must("POST", fmt.Sprintf("/api/studies/demo/trials/%d/tell", tr.Trial), map[string]any{"value": v + 1, "lease": tr.Lease}, nil, http.StatusConflict)
 				}
 			}
 			if len(seen) != 12 {
@@ -274,8 +278,8 @@ func TestVanishedClient(t *testing.T) {
 	}
 	c.must("POST", "/api/studies/v/ask", nil, nil, http.StatusConflict)
 	advance(40 * time.Second)
-	c.must("POST", "/api/studies/v/trials/1/heartbeat", nil, nil, 200) // trial 1's client is alive
-	c.must("POST", "/api/studies/v/trials/2/tell", map[string]any{"value": 1}, nil, 200)
+	c.must("POST", "/api/studies/v/trials/1/heartbeat", map[string]any{"lease": a.Trials[1].Lease}, nil, 200) // trial 1's client is alive
+	c.must("POST", "/api/studies/v/trials/2/tell", map[string]any{"value": 1, "lease": a.Trials[2].Lease}, nil, 200)
 	advance(40 * time.Second) // trial 0: 80 s without a sign of life
 	// Extending the budget reloads the study; the leases stay.
 	c.must("POST", "/api/studies/v/budget", map[string]any{"budget": 4}, nil, 200)

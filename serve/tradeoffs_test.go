@@ -50,6 +50,10 @@ func TestTwoObjectivesOverHTTP(t *testing.T) {
 	if len(a.Trials) != 7 {
 		t.Fatalf("asked %d trials, want 7", len(a.Trials))
 	}
+	lease := map[int]string{}
+	for _, tr := range a.Trials {
+		lease[tr.Trial] = tr.Lease
+	}
 	// The values told, by trial: 0..4 complete (3 infeasible), 5 failed,
 	// 6 pending.
 	told := map[int][2]float64{0: {1, 4}, 1: {2, 2}, 2: {4, 1}, 3: {0.5, 0.5}, 4: {3, 3}}
@@ -60,19 +64,19 @@ func TestTwoObjectivesOverHTTP(t *testing.T) {
 		}
 		var tj serve.TrialJSON
 		c.must("POST", fmt.Sprintf("/api/studies/mo/trials/%d/tell", trial),
-			map[string]any{"values": []float64{v[0], v[1]}, "constraints": []float64{cons}, "seconds": 1.5}, &tj, 200)
+			map[string]any{"values": []float64{v[0], v[1]}, "constraints": []float64{cons}, "seconds": 1.5, "lease": lease[trial]}, &tj, 200)
 		if !slices.Equal(tj.Values, v[:]) || tj.Infeasible != (trial == 3) {
 			t.Fatalf("tell of trial %d answered %+v", trial, tj)
 		}
 	}
 	// One value for two objectives, or no constraint value: 400.
-	if code, _ := c.do("POST", "/api/studies/mo/trials/6/tell", map[string]any{"value": 1.0}, nil); code != 400 {
+	if code, _ := c.do("POST", "/api/studies/mo/trials/6/tell", map[string]any{"value": 1.0, "lease": lease[6]}, nil); code != 400 {
 		t.Errorf("a single value for two objectives: status %d, want 400", code)
 	}
-	if code, _ := c.do("POST", "/api/studies/mo/trials/6/tell", map[string]any{"values": []float64{1, 2}}, nil); code != 400 {
+	if code, _ := c.do("POST", "/api/studies/mo/trials/6/tell", map[string]any{"values": []float64{1, 2}, "lease": lease[6]}, nil); code != 400 {
 		t.Errorf("no constraint values in a constrained study: status %d, want 400", code)
 	}
-	c.must("POST", "/api/studies/mo/trials/5/tell", map[string]any{"failed": "ValueError: diverged"}, nil, 200)
+	c.must("POST", "/api/studies/mo/trials/5/tell", map[string]any{"failed": "ValueError: diverged", "lease": lease[5]}, nil, 200)
 
 	var list struct{ Trials []serve.TrialJSON }
 	c.must("GET", "/api/studies/mo/trials", nil, &list, 200)

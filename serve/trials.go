@@ -14,8 +14,8 @@ import (
 
 // trialList returns the trials of st as the API shows them, with their
 // user attributes and the intermediate values stored as attributes by
-// earlier builds; only trial number only when only >= 0 (nil if the
-// study has no such trial).
+// earlier builds: every trial when only < 0, else trial number only (an
+// error wrapping study.ErrNoTrial if the study has no such trial).
 func (s *Server) trialList(ctx context.Context, st *study.Study, only int) ([]TrialJSON, error) {
 	var attrs []storage.Attr
 	if at, ok := storage.As[storage.Attributes](s.opt.Storage); ok {
@@ -122,7 +122,9 @@ func setFront(sum *Summary, cfg study.Config, trials []study.TrialResult) {
 	if err != nil {
 		return
 	}
-	hv, err := study.Hypervolumes(cfg, trials, ref)
+	// The front's hypervolume is every trial's: the trace over the front
+	// alone ends with it, without the work of a trace over every trial.
+	hv, err := study.Hypervolumes(cfg, front, ref)
 	if err != nil || len(hv) == 0 {
 		return
 	}

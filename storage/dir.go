@@ -156,7 +156,9 @@ func (d *Dir) store(name string) (*JournalStore, error) {
 		return s, nil
 	}
 	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("storage: study %q: %s is not a regular file (a link?)", name, path)
+		// Not a study of the directory (ListStudies leaves it out): links
+		// are never followed, so that no name reaches outside.
+		return nil, fmt.Errorf("storage: study %q: %s is not a regular file (a link?): %w", name, path, ErrNotFound)
 	}
 	s, err := OpenJournalStore(path, JournalStoreOptions{})
 	if err != nil {

@@ -228,8 +228,9 @@ type Config struct {
 	// objective.
 	MOAcquisition string `json:"mo_acquisition,omitempty"`
 	// Lazy makes a UCB policy on a fixed arm set (bkb, gp-ucb, bbkb) read
-	// only the arms that can win (bandit.Options.Lazy, lazy.go). Stored
-	// studies without it replay as written.
+	// only the arms that can win (bandit.Options.Lazy, lazy.go). Withdrawn
+	// for new studies (ErrLazyWithdrawn); studies stored with it replay as
+	// written.
 	Lazy bool `json:"lazy,omitempty"`
 	// Eliminate (with Lazy) removes for good the arms whose UCB is below
 	// the largest lower confidence bound (bandit.Options.Eliminate).
@@ -289,7 +290,7 @@ func (c *Config) Normalize() error {
 	if c.Version < 1 || c.Version > LatestVersion {
 		return fmt.Errorf("study: configuration version %d (this build knows 1 to %d)", c.Version, LatestVersion)
 	}
-	v2 := c.Version >= 2
+	v2 := c.rules().Refine
 	if err := c.normalizeDirections(); err != nil {
 		return err
 	}
@@ -384,7 +385,7 @@ func (c *Config) Normalize() error {
 	if c.Beta == "" {
 		c.Beta = DefaultBeta
 		switch {
-		case c.Version >= 3:
+		case c.rules().HorizonBeta:
 			c.Beta = DefaultBetaV3
 		case v2:
 			c.Beta = DefaultBetaV2
@@ -434,7 +435,7 @@ func (c *Config) Normalize() error {
 // normalizeV2 fills and checks the fields of version 2 (Candidates, Fit,
 // FitEvery); a version 1 configuration may not set them.
 func (c *Config) normalizeV2() error {
-	if c.Version < 2 {
+	if !c.rules().Refine {
 		if c.Candidates != "" && c.Candidates != CandidatesFixed || c.Fit != "" || c.Policy == "ada-bkb" {
 			return errors.New("study: candidates, fit and policy ada-bkb need configuration version 2")
 		}
@@ -506,29 +507,29 @@ func (c *Config) family() (hyper.Family, error) {
 // legacyCore reports whether BKB's posterior keeps the numerics of
 // configuration versions up to 4 on near-dependent points
 // (gp.DTC.SetLegacyCore), so that stored studies replay as written.
-func (c *Config) legacyCore() bool { return c.Version <= 4 }
+func (c *Config) legacyCore() bool { return c.rules().LegacyCore }
 
 // deadPivots reports whether a DTC posterior drops every near-dependent
 // point below rounding (gp.DTC.SetDeadPivots), the exact core of
 // versions 5 to 7; version 8 floors their pivots instead.
-func (c *Config) deadPivots() bool { return c.Version >= 5 && c.Version <= 7 }
+func (c *Config) deadPivots() bool { return c.rules().DeadPivots }
 
 // noiseRobust reports whether the study takes version 7's rules for
 // heavily noisy values (noise.go): version 4's dictionary rule and no
 // warp while the fitted noise is heavy.
-func (c *Config) noiseRobust() bool { return c.Version >= 7 }
+func (c *Config) noiseRobust() bool { return c.rules().NoiseRobust }
 
 // warpTest returns which evaluations the test of Warp auto reads: all of
 // them before version 8; from version 8 the initial design's skewness and
 // the first warpDecisionPoints (warp.go).
 func (c *Config) warpTest() warpTest {
-	if c.Version < 8 {
+	if !c.rules().WarpTestAtStart {
 		return warpTest{}
 	}
 	return warpTest{design: c.Init, points: warpDecisionPoints(c.Init)}
 }
 
-func (c *Config) grows() bool { return c.Version >= 2 && c.Candidates == CandidatesGrow }
+func (c *Config) grows() bool { return c.rules().Refine && c.Candidates == CandidatesGrow }
 
 // GrowsCandidates reports whether the study's candidates grow where the
 // optimum may be (version 2, Candidates "grow"), rather than staying the
@@ -536,7 +537,7 @@ func (c *Config) grows() bool { return c.Version >= 2 && c.Candidates == Candida
 func (c Config) GrowsCandidates() bool { return c.grows() }
 
 // fitsARD reports whether the hyperparameters are fitted by gp/hyper.
-func (c *Config) fitsARD() bool { return c.Version >= 2 && c.Fit == FitARD }
+func (c *Config) fitsARD() bool { return c.rules().Refine && c.Fit == FitARD }
 
 // minimize reports whether the study minimizes.
 func (c *Config) minimize() bool { return c.Direction != Maximize }
@@ -719,8 +720,14 @@ func (c *Config) BuildArms() (*mat.Dense, error) {
 	out := make([]float64, 0, n*p)
 	seen := make(map[string]bool, n)
 	x := make([]float64, p)
+	cond := c.Space.plan() // nil without conditions
 	for i := 0; i < n; i++ {
 		c.Space.FromUnit(x, u.RawRowView(i))
+		if cond != nil {
+			// Design points that differ only where parameters are
+			// inactive are one point (condition.go).
+			cond.canonicalize(x)
+		}
 		key := pointKey(x)
 		if seen[key] {
 			continue // a discrete space has fewer points than the design
@@ -893,12 +900,28 @@ func readCSV(r io.Reader, space Space, name string, withValue bool) ([]csvRow, e
 			continue
 		}
 		row := csvRow{line: line, x: make([]float64, p)}
+		var blank []bool // conditional parameters left empty
 		for i, prm := range space.Params {
+			if prm.Condition != nil && strings.TrimSpace(rec[order[i]]) == "" {
+				// Not active at this point (checked below): bkb export
+				// leaves it empty.
+				if blank == nil {
+					blank = make([]bool, p)
+				}
+				blank[i] = true
+				row.x[i] = prm.Placeholder()
+				continue
+			}
 			v, err := prm.ParseLevel(rec[order[i]])
 			if err != nil {
 				return nil, fmt.Errorf("study: %s:%d: %v", name, line, err)
 			}
 			row.x[i] = v
+		}
+		if space.Conditional() {
+			if err := checkBlanks(space, row.x, blank); err != nil {
+				return nil, fmt.Errorf("study: %s:%d: %v", name, line, err)
+			}
 		}
 		if err := space.Check(row.x); err != nil {
 			return nil, fmt.Errorf("study: %s:%d: %v", name, line, strings.TrimPrefix(err.Error(), "study: "))

@@ -2,6 +2,7 @@ package study
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -42,7 +43,7 @@ func TestLazyStudy(t *testing.T) {
 				v.mod(&cfg)
 				cfg.Lazy = lazy
 				st := storage.NewMemory()
-				s, err := Create(ctx, st, "s", cfg)
+				s, err := createStored(ctx, st, "s", cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -97,6 +98,36 @@ func TestLazyStudy(t *testing.T) {
 				t.Errorf("lazy stats not reported: %+v", s)
 			}
 		})
+	}
+}
+
+// createStored creates the study as a journal written before lazy steps
+// were withdrawn holds it (Create refuses Lazy), and loads it.
+func createStored(ctx context.Context, st storage.Storage, name string, cfg Config) (*Study, error) {
+	if err := cfg.Normalize(); err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := st.CreateStudy(ctx, name, raw); err != nil {
+		return nil, err
+	}
+	return Load(ctx, st, name)
+}
+
+// TestLazyWithdrawn: a new study cannot ask for lazy steps, through the
+// library (and so through every door), with the reason.
+func TestLazyWithdrawn(t *testing.T) {
+	t.Parallel()
+	for _, mod := range []func(*Config){func(c *Config) { c.Lazy = true }, func(c *Config) { c.Lazy, c.Eliminate = true, true }} {
+		cfg := replayConfig("bkb")
+		cfg.Candidates, cfg.FitEvery = CandidatesFixed, 0
+		mod(&cfg)
+		if _, err := Create(context.Background(), storage.NewMemory(), "s", cfg); !errors.Is(err, ErrLazyWithdrawn) {
+			t.Errorf("lazy %v eliminate %v: %v", cfg.Lazy, cfg.Eliminate, err)
+		}
 	}
 }
 

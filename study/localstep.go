@@ -42,7 +42,7 @@ func localPoints(d int) int { return (d + 1) * (d + 2) }
 // localStepDue reports whether the next ask is a local step.
 func (e *engine) localStepDue() bool {
 	c := e.cfg
-	if c.Version < 6 || e.ref == nil || c.Policy == "random" || c.Policy == "ada-bkb" || c.singleObjectiveRules() ||
+	if !c.rules().LocalSteps || e.ref == nil || c.Policy == "random" || c.Policy == "ada-bkb" || c.singleObjectiveRules() ||
 		e.e > localMaxDim || !e.space.Continuous() {
 		return false
 	}
@@ -183,6 +183,9 @@ func (e *engine) localArm() int {
 	}
 	x := make([]float64, e.p)
 	e.space.Decode(x, u)
+	if e.cond != nil {
+		e.cond.canonicalize(x) // (a conditional space takes no local steps)
+	}
 	if i, ok := e.byX[pointKey(x)]; ok {
 		for _, o := range e.succ {
 			if o.arm == i {

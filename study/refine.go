@@ -90,8 +90,11 @@ const (
 // AddCandidates, when it lands, would let the global set keep its means
 // and variances current instead; see docs/optimizer.md.)
 type refiner struct {
-	cfg    *Config
-	dom    candidates.Domain
+	cfg *Config
+	dom candidates.Domain
+	// cond is the space's compiled conditions, nil without any; with
+	// them every candidate is canonicalized (condition.go).
+	cond   *condPlan
 	d      int
 	global *mat.Dense // encoded global set
 
@@ -157,7 +160,7 @@ type refiner struct {
 
 func newRefiner(cfg *Config, global *mat.Dense) *refiner {
 	d := cfg.Space.EncodedDim()
-	return &refiner{cfg: cfg, dom: cfg.Space.Domain(), d: d, global: global, scale: 1,
+	return &refiner{cfg: cfg, dom: cfg.Space.Domain(), cond: cfg.Space.plan(), d: d, global: global, scale: 1,
 		region: candidates.NewRegion(d), best: math.Inf(-1)}
 }
 
@@ -376,7 +379,7 @@ func (r *refiner) kernelAndNoise() (kernel.Kernel, float64, error) {
 			// one in versions 2 and 3, at most at dtcNoiseFloorV4 in
 			// version 4 (noise.go).
 			floor := r.cfg.Lambda
-			if r.cfg.Version >= 4 {
+			if r.cfg.rules().NoiseFloor {
 				floor = math.Min(floor, dtcNoiseFloorV4)
 			}
 			noise = math.Max(noise, floor)
@@ -407,8 +410,8 @@ func (r *refiner) rebuild(e *engine) error {
 	// O((A + t) t^2) every t/8 trials); those studies keep that to replay
 	// as written.
 	old := r.dtc
-	v4Draw := r.cfg.Version < 5 || r.noisyDictionary(t)
-	if v4Draw {
+	fullDraw := !r.cfg.rules().DictionaryFromPosterior || r.noisyDictionary(t)
+	if fullDraw {
 		old = nil
 	}
 	r.dtc, r.exact = nil, nil
@@ -421,7 +424,7 @@ func (r *refiner) rebuild(e *engine) error {
 		g.SetDeadPivots(r.cfg.deadPivots())
 		// Version 5 keeps near-dependent points out of S, so that a change
 		// of S never rebuilds the posterior (gp.DTC.SetDropNearDependent).
-		g.SetDropNearDependent(r.cfg.Version >= 5)
+		g.SetDropNearDependent(r.cfg.rules().DropNearDependent)
 		if err := g.SetCandidates(r.global); err != nil {
 			return err
 		}
@@ -454,7 +457,7 @@ func (r *refiner) rebuild(e *engine) error {
 			return err
 		}
 		r.rowPoint = rowPoint
-		if !v4Draw {
+		if !fullDraw {
 			// The draw uses the variances under the previous dictionary's
 			// posterior: before version 5 it used those from before the
 			// last Observe above, made with an empty dictionary (the
@@ -507,7 +510,7 @@ func (r *refiner) globalPosterior() (means, vars []float64) {
 func (r *refiner) observe(x []float64, y float64) error {
 	if r.dtc != nil {
 		var pre float64
-		if r.cfg.Version >= 5 {
+		if r.cfg.rules().Resparsify {
 			_, pre, _ = r.dtc.Predict(x)
 		}
 		row, err := r.dtc.Observe(x, y)
@@ -515,7 +518,7 @@ func (r *refiner) observe(x []float64, y float64) error {
 			return err
 		}
 		r.rowPoint[row] = x
-		if r.cfg.Version >= 5 && !r.noisyDictionary(r.dtc.Len()) {
+		if r.cfg.rules().Resparsify && !r.noisyDictionary(r.dtc.Len()) {
 			// Resparsification when due (Calandriello et al. 2020, BBKB):
 			// the dictionary drawn after observation t0 stays accurate
 			// while 1 + sum of the variances sigma~^2_{t0}(x_s)/lambda of
@@ -567,6 +570,9 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 	if r.cfg.Policy == "random" {
 		x := make([]float64, r.d)
 		r.dom.Random(x, rng)
+		if r.cond != nil {
+			r.cond.canonicalizeEncoded(x)
+		}
 		return x, nil
 	}
 	if r.cfg.Policy == "ada-bkb" {
@@ -589,6 +595,19 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 	}
 	var cs []cand
 	add := func(x []float64) { cs = append(cs, cand{x, acq(x)}) }
+	// seen holds the candidates of a conditional space, which are
+	// canonicalized and kept once (nil without conditions).
+	var seen map[string]bool
+	if r.cond != nil {
+		acq, seen = r.conditionalAcq(acq), map[string]bool{}
+		add = func(x []float64) {
+			r.cond.canonicalizeEncoded(x)
+			if k := pointKey(x); !seen[k] {
+				seen[k] = true
+				cs = append(cs, cand{x, acq(x)})
+			}
+		}
+	}
 	n, _ := r.global.Dims()
 	// The global set's means and variances are kept current by the
 	// posterior (its candidates): O(n m) per observation, not O(n m^2)
@@ -605,6 +624,11 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 		for i := 0; i < n; i++ {
 			x := r.global.RawRowView(i)
 			cs = append(cs, cand{x, score(x, means[i], vars[i])})
+		}
+	}
+	if seen != nil {
+		for _, c := range cs {
+			seen[pointKey(c.x)] = true // the arms are canonical
 		}
 	}
 	for _, x := range r.pool {
@@ -705,6 +729,14 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 			p, v, err := candidates.Polish(acq, s, r.dom, candidates.PolishOptions{MaxEvals: polishEvals})
 			if err != nil {
 				return nil, err
+			}
+			if seen != nil {
+				// acq reads p canonicalized: v is its canonical point's.
+				r.cond.canonicalizeEncoded(p)
+				if k := pointKey(p); seen[k] {
+					continue
+				}
+				seen[pointKey(p)] = true
 			}
 			cs = append(cs, cand{p, v})
 		}
@@ -827,13 +859,13 @@ func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (acq
 	b := beta.Beta(acquisition.State{T: t, Arms: nGlobal, Lambda: r.lambda, Kappa2: 1})
 	u := -1.0 // the unexplained share, computed when needed
 	rho, fitted := r.noiseShare()
-	v4 := r.cfg.Version >= 4 && fitted
+	noisyRules := r.cfg.rules().NoisyExploration && fitted
 	if h, ok := beta.(horizonBeta); ok {
 		u = r.unexplained()
-		if scalesByWideness(v4, rho) {
+		if scalesByWideness(noisyRules, rho) {
 			b = math.Max(b*math.Sqrt(1-u), horizonFloor*h.B)
 		}
-		if v4 {
+		if noisyRules {
 			b = math.Max(b, noisyBetaFloor(h.B, rho, u))
 		}
 	}
@@ -863,7 +895,7 @@ func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (acq
 	// sample has an independent part per point; there is nothing for
 	// L-BFGS to polish).
 	r.sample = nil
-	if v4 && r.dtc != nil && len(avoid) == 0 && tm == nil {
+	if noisyRules && r.dtc != nil && len(avoid) == 0 && tm == nil {
 		if u < 0 {
 			u = r.unexplained()
 		}
@@ -1004,4 +1036,17 @@ func (r *refiner) stats() bandit.Stats {
 		}
 	}
 	return bandit.Stats{}
+}
+
+// conditionalAcq returns the acquisition acq of a conditional space read
+// at the canonical form of its argument: the GP sees inactive parameters at
+// their placeholders only, so a polish cannot climb along a coordinate
+// that does not exist at the point, nor two candidates differ there.
+func (r *refiner) conditionalAcq(acq func([]float64) float64) func([]float64) float64 {
+	buf := make([]float64, r.d)
+	return func(x []float64) float64 {
+		copy(buf, x)
+		r.cond.canonicalizeEncoded(buf)
+		return acq(buf)
+	}
 }

@@ -50,6 +50,10 @@ func (s *Study) Slice(param string, points int) (Slice, error) {
 	if !ok {
 		return Slice{}, fmt.Errorf("study %s has no complete trial yet: %w", s.name, ErrNoTrial)
 	}
+	if p.Condition != nil && !sp.Active(best.X)[pi] {
+		// The model does not vary with a parameter where it is inactive.
+		return Slice{}, fmt.Errorf("study %s: parameter %q is %w at the best trial %d (it exists when %s)", s.name, param, ErrInactive, best.Number, sp.describe(pi))
+	}
 	var obs []TrialResult
 	for _, t := range s.Trials() {
 		if t.State == Complete && t.Number != best.Number {
@@ -141,7 +145,11 @@ func (s *Study) Slice(param string, points int) (Slice, error) {
 	}
 	x := slices.Clone(best.X)
 	for _, v := range out.X {
+		copy(x, best.X)
 		x[pi] = v
+		// A parent's other values activate other parameters: they are
+		// at their placeholders, as the model saw them (condition.go).
+		sp.Canonicalize(x)
 		sp.Encode(enc, x)
 		m, v2, err := g.Predict(enc)
 		if err != nil {

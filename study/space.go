@@ -41,6 +41,9 @@ type Param struct {
 	Log     bool    `json:"log,omitempty"`
 	Step    float64 `json:"step,omitempty"`
 	Choices []any   `json:"choices,omitempty"`
+	// Condition, when set, makes the parameter exist only for some values
+	// of another (condition.go); nil: always.
+	Condition *Condition `json:"condition,omitempty"`
 }
 
 // Float is a real parameter in [low, high].
@@ -273,7 +276,7 @@ func (s Space) Validate() error {
 		}
 		seen[p.Name] = true
 	}
-	return nil
+	return s.validateConditions()
 }
 
 // Dim returns the number of parameters (the length of a point).
@@ -299,7 +302,11 @@ func (s Space) Names() []string {
 }
 
 // Continuous reports whether every parameter is an unstepped float (a box).
+// A conditional space is not (its parents are categorical or int).
 func (s Space) Continuous() bool {
+	if s.Conditional() {
+		return false
+	}
 	for _, p := range s.Params {
 		if p.levels() != 0 {
 			return false
@@ -394,8 +401,17 @@ func roundTo(v, step float64) float64 {
 
 // Check reports whether x is a valid point: one value per parameter, each
 // within its bounds, integers integral, steps on their grid, categorical
-// indices in range.
+// indices in range, and in a conditional space every inactive parameter at
+// its placeholder.
 func (s Space) Check(x []float64) error {
+	if err := s.checkValues(x); err != nil {
+		return err
+	}
+	return s.checkInactive(x)
+}
+
+// checkValues is Check without the conditions.
+func (s Space) checkValues(x []float64) error {
 	if len(x) != len(s.Params) {
 		return fmt.Errorf("study: a point of %d values for a space of %d parameters", len(x), len(s.Params))
 	}
@@ -466,10 +482,18 @@ func (p Params) String(name string) string {
 	}
 }
 
-// ParamsOf returns the typed parameters of the valid point x.
+// ParamsOf returns the typed parameters of the valid point x: in a
+// conditional space, the parameters active at x only.
 func (s Space) ParamsOf(x []float64) Params {
 	out := make(Params, len(s.Params))
+	var active []bool
+	if c := s.plan(); c != nil {
+		active = c.active(c.act, x)
+	}
 	for i, p := range s.Params {
+		if active != nil && !active[i] {
+			continue
+		}
 		switch p.Type {
 		case TypeCategorical:
 			out[p.Name] = p.Choices[int(x[i])]
@@ -484,8 +508,13 @@ func (s Space) ParamsOf(x []float64) Params {
 
 // PointOf returns the point of typed parameters: every parameter must be
 // given (a number for floats and integers, one of the choices, or its
-// index, for categoricals) and valid.
+// index, for categoricals) and valid. In a conditional space, the active
+// parameters must be given and the inactive ones must not (they take their
+// placeholders).
 func (s Space) PointOf(params map[string]any) ([]float64, error) {
+	if s.Conditional() {
+		return s.conditionalPointOf(params)
+	}
 	x := make([]float64, len(s.Params))
 	for i, p := range s.Params {
 		v, ok := params[p.Name]
@@ -604,13 +633,21 @@ type spaceJSON struct {
 }
 
 type paramJSON struct {
-	Name    string          `json:"name"`
-	Type    Type            `json:"type"`
-	Low     *float64        `json:"low"`
-	High    *float64        `json:"high"`
-	Log     bool            `json:"log"`
-	Step    float64         `json:"step"`
-	Choices json.RawMessage `json:"choices"`
+	Name      string          `json:"name"`
+	Type      Type            `json:"type"`
+	Low       *float64        `json:"low"`
+	High      *float64        `json:"high"`
+	Log       bool            `json:"log"`
+	Step      float64         `json:"step"`
+	Choices   json.RawMessage `json:"choices"`
+	Condition *conditionJSON  `json:"condition"`
+}
+
+// conditionJSON is a condition in the space file; its values are read as
+// the choices are (numbers exactly).
+type conditionJSON struct {
+	Parent string          `json:"parent"`
+	Values json.RawMessage `json:"values"`
 }
 
 // paramError names the parameter whose field made the strict decoding of
@@ -683,6 +720,16 @@ func (s *Space) UnmarshalJSON(b []byte) error {
 				return fmt.Errorf("parameter %q: choices: %v", p.Name, err)
 			}
 		}
+		if cj := pj.Condition; cj != nil {
+			p.Condition = &Condition{Parent: cj.Parent}
+			if len(cj.Values) > 0 {
+				cd := json.NewDecoder(bytes.NewReader(cj.Values))
+				cd.UseNumber()
+				if err := cd.Decode(&p.Condition.Values); err != nil {
+					return fmt.Errorf("parameter %q: condition values: %v", p.Name, err)
+				}
+			}
+		}
 		s.Params = append(s.Params, p)
 	}
 	return nil
@@ -691,59 +738,95 @@ func (s *Space) UnmarshalJSON(b []byte) error {
 // MaxSpaceFile bounds the size of a space file ReadSpace reads.
 const MaxSpaceFile = 1 << 20
 
+// MaxSpaceDepth bounds the nesting of arrays and objects in a space file
+// (a real one nests four deep: {"params": [{"choices": [...]}]}).
+const MaxSpaceDepth = 64
+
 // checkDuplicateKeys reports an object of the JSON text b that has a key
-// twice (encoding/json would keep the last silently).
+// twice (encoding/json would keep the last silently), and nesting deeper
+// than MaxSpaceDepth. It walks the tokens once, with an explicit stack,
+// and builds the path of the offending value only for its error: linear in
+// len(b) (a path string per level made the walk quadratic in the depth).
+// A syntax error is left to the decoder that reads the file after it.
 func checkDuplicateKeys(b []byte) error {
+	type frame struct {
+		object  bool
+		seen    map[string]bool
+		key     string // object: the key of the value being read
+		index   int    // array: the index of the value being read
+		wantKey bool   // object: the next token is a key or '}'
+	}
+	var stack []frame
+	// path names the value the frames below depth lead to.
+	path := func(depth int) string {
+		var sb strings.Builder
+		sb.WriteString("space")
+		for _, f := range stack[:depth] {
+			if f.object {
+				sb.WriteString("." + f.key)
+			} else {
+				sb.WriteString("[" + strconv.Itoa(f.index) + "]")
+			}
+		}
+		return sb.String()
+	}
+	// done marks the end of a value in its container.
+	done := func() {
+		if n := len(stack); n > 0 {
+			if stack[n-1].object {
+				stack[n-1].wantKey = true
+			} else {
+				stack[n-1].index++
+			}
+		}
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
-	var walk func(path string) error
-	walk = func(path string) error {
+	for {
 		tok, err := dec.Token()
 		if err != nil {
-			return err
+			return nil // the end, or a syntax error: the decoder below names it
+		}
+		if n := len(stack); n > 0 && stack[n-1].wantKey {
+			top := &stack[n-1]
+			if key, ok := tok.(string); ok {
+				if top.seen[key] {
+					return fmt.Errorf("%s: key %q given twice", path(n-1), key)
+				}
+				top.seen[key] = true
+				top.key, top.wantKey = key, false
+				continue
+			}
 		}
 		switch tok {
-		case json.Delim('{'):
-			seen := map[string]bool{}
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return err
-				}
-				key, _ := k.(string)
-				if seen[key] {
-					return fmt.Errorf("%s: key %q given twice", path, key)
-				}
-				seen[key] = true
-				if err := walk(path + "." + key); err != nil {
-					return err
-				}
+		case json.Delim('{'), json.Delim('['):
+			if len(stack) >= MaxSpaceDepth {
+				return fmt.Errorf("%s...: nested deeper than %d levels: not a space file", path(min(len(stack), 3)), MaxSpaceDepth)
 			}
-			_, err = dec.Token() // '}'
-			return err
-		case json.Delim('['):
-			for i := 0; dec.More(); i++ {
-				if err := walk(fmt.Sprintf("%s[%d]", path, i)); err != nil {
-					return err
-				}
+			object := tok == json.Delim('{')
+			f := frame{object: object, wantKey: object}
+			if object {
+				f.seen = map[string]bool{}
 			}
-			_, err = dec.Token() // ']'
-			return err
+			stack = append(stack, f)
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			if len(stack) == 0 {
+				return nil
+			}
+			stack = stack[:len(stack)-1]
 		}
-		return nil
-	}
-	if err := walk("space"); err != nil && !errors.Is(err, io.EOF) {
-		if strings.Contains(err.Error(), "given twice") {
-			return err
+		done()
+		if len(stack) == 0 {
+			return nil // the first value is read
 		}
-		return nil // a syntax error: the decoder below names it
 	}
-	return nil
 }
 
 // ReadSpace reads a space file: JSON {"params":[...]} with each parameter
 // {"name", "type": "float"|"int"|"categorical", "low", "high", "log",
-// "step", "choices"}; the type defaults to float. Anything after the JSON
-// object other than white space is an error.
+// "step", "choices", "condition": {"parent", "values"}}; the type defaults
+// to float. Anything after the JSON object other than white space is an
+// error.
 func ReadSpace(r io.Reader) (Space, error) {
 	var s Space
 	b, err := io.ReadAll(io.LimitReader(r, MaxSpaceFile+1))
@@ -784,7 +867,10 @@ func (p Param) MarshalJSON() ([]byte, error) {
 		Log     bool     `json:"log,omitempty"`
 		Step    float64  `json:"step,omitempty"`
 		Choices []any    `json:"choices,omitempty"`
-	}{Name: p.Name, Type: p.Type, Log: p.Log, Step: p.Step, Choices: p.Choices}
+		// Condition is left out without one: a space without conditions
+		// writes the bytes it always did.
+		Condition *Condition `json:"condition,omitempty"`
+	}{Name: p.Name, Type: p.Type, Log: p.Log, Step: p.Step, Choices: p.Choices, Condition: p.Condition}
 	if p.Type != TypeCategorical {
 		out.Low, out.High = &p.Low, &p.High
 	}

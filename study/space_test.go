@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -289,5 +290,38 @@ func TestTellChecks(t *testing.T) {
 	}
 	if err := s.Tell(ctx, tr.Number, 2); err == nil {
 		t.Error("another value for a complete trial: no error")
+	}
+}
+
+// TestSpaceFileDepth: a space file of 100,000 nested '[' (200 KB) is
+// refused at once, in a pass linear in its size, by the nesting cap; the
+// path of every level made the check quadratic (minutes and hundreds of
+// MB). Bytes allocated are measured, not wall time; the test is not
+// parallel, so that the count is this test's.
+func TestSpaceFileDepth(t *testing.T) {
+	for _, c := range []struct {
+		name, file, want string
+	}{
+		{"arrays", strings.Repeat("[", 100_000), "nested deeper than 64 levels"},
+		{"objects", strings.Repeat(`{"a":`, 40_000), "nested deeper than 64 levels"},
+		{"params", `{"params":[` + strings.Repeat("[", 100_000), "space.params[0]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := ReadSpace(strings.NewReader(c.file))
+			runtime.ReadMemStats(&after)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want %q", err, c.want)
+			}
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 50<<20 {
+				t.Fatalf("%d MB allocated for a %d-byte file, want under 50", alloc>>20, len(c.file))
+			}
+		})
+	}
+	// A real space's nesting is well within the cap.
+	deep := `{"params":[{"name":"c","type":"categorical","choices":["a","b"]}]}`
+	if _, err := ReadSpace(strings.NewReader(deep)); err != nil {
+		t.Fatal(err)
 	}
 }

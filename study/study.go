@@ -17,6 +17,31 @@
 // workers in other processes or on other machines, and an uninterrupted
 // run replay the same events into the same state and choose the same
 // points.
+//
+// # Conditional spaces, not define-by-run
+//
+// A parameter may exist only for some values of another (Param.When, a
+// space file's "condition"; condition.go and docs/conditional.md):
+//
+//	space, err := study.NewSpace(
+//		study.Categorical("kernel", "rbf", "poly"),
+//		study.LogFloat("gamma", 1e-3, 1).When("kernel", "rbf"),
+//		study.Int("degree", 2, 5).When("kernel", "poly"),
+//	)
+//
+// A trial's Params then hold its active parameters only: Params.Has says
+// whether one is, and Trial.GetFloat, GetInt and GetString return an error
+// wrapping ErrInactive for a parameter of the space the trial does not
+// activate. This is what Optuna's define-by-run trials
+// (t.suggest_float("gamma", ...) inside an if) map to here. A true
+// define-by-run trial, whose parameters are declared by the objective as
+// it runs, does not fit this engine: the GP's encoding, the space-filling
+// candidates and the growing candidates are built from the space before
+// the first ask, and every process that replays a study rebuilds them
+// from its stored configuration, which must therefore hold the whole
+// space; a space discovered by the objective would change under the
+// stored records. So the space, with its conditions, is declared up front,
+// and the objective reads the parameters its branch has.
 package study
 
 import (
@@ -45,7 +70,24 @@ var (
 	ErrValueRange = errors.New("value out of the supported range")
 	// ErrNoTrial is returned for a trial number the study does not have.
 	ErrNoTrial = errors.New("no such trial")
+	// ErrLazyWithdrawn is returned by Create for a configuration with Lazy
+	// or Eliminate: measured side by side, lazy steps cost more CPU than
+	// the full scan on most problems and twice its memory on all
+	// (docs/scaling.md). Studies stored with them still load and replay.
+	ErrLazyWithdrawn = errors.New("study: lazy UCB steps (lazy, eliminate) are withdrawn for new studies: they cost more CPU per step than the full scan in most settings measured and twice its peak memory in all (docs/scaling.md); studies stored with them still replay")
+	// ErrReplay marks a stored record the study's policy cannot replay (an
+	// arm that is not the record's point in the study's arm set): the
+	// journal or database was changed or damaged. It is the records' fault,
+	// not the objective's.
+	ErrReplay = errors.New("the study's records do not replay")
 )
+
+// replayError is an error replaying a stored record; it matches ErrReplay
+// and keeps the message of the error it wraps.
+type replayError struct{ error }
+
+func (e replayError) Unwrap() error        { return e.error }
+func (e replayError) Is(target error) bool { return target == ErrReplay }
 
 // State is the state of a trial.
 type State string
@@ -182,6 +224,9 @@ type Study struct {
 // Create creates the study name on st with the configuration cfg
 // (normalized: the stored configuration holds every default).
 func Create(ctx context.Context, st storage.Storage, name string, cfg Config, opts ...Options) (*Study, error) {
+	if cfg.Lazy || cfg.Eliminate {
+		return nil, ErrLazyWithdrawn
+	}
 	if err := cfg.Normalize(); err != nil {
 		return nil, err
 	}
@@ -216,6 +261,16 @@ func Load(ctx context.Context, st storage.Storage, name string, opts ...Options)
 	cfg, err := DecodeConfig(h.Config)
 	if err != nil {
 		return nil, fmt.Errorf("study %s: %w", name, err)
+	}
+	if len(opts) == 0 || opts[0].Budget <= 0 {
+		// A budget extended after the creation (Extend) is in force.
+		b, err := StoredBudget(ctx, st, name)
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return nil, fmt.Errorf("study %s: %w", name, err)
+		}
+		if b > 0 {
+			opts = []Options{withBudget(opts, b)}
+		}
 	}
 	s := newStudy(st, name, *cfg, opts)
 	s.header = h
@@ -274,6 +329,16 @@ func DecodeConfig(raw json.RawMessage) (*Config, error) {
 	return &cfg, nil
 }
 
+// withBudget returns the first of opts (or the zero Options) with budget.
+func withBudget(opts []Options, budget int) Options {
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	o.Budget = budget
+	return o
+}
+
 func newStudy(st storage.Storage, name string, cfg Config, opts []Options) *Study {
 	s := &Study{st: st, name: name, cfg: cfg, stored: cfg, started: map[int]time.Time{}, owner: map[int]string{}}
 	if len(opts) > 0 {
@@ -291,8 +356,16 @@ func newStudy(st storage.Storage, name string, cfg Config, opts []Options) *Stud
 // Name returns the study's name in its storage.
 func (s *Study) Name() string { return s.name }
 
-// Config returns the study's configuration.
+// Config returns the study's configuration, with the budget in force
+// (extended, or this process's Options.Budget).
 func (s *Study) Config() Config { return s.cfg }
+
+// CreationConfig returns the configuration as stored when the study was
+// created (its budget the creation budget, which the engine's rules read).
+func (s *Study) CreationConfig() Config { return s.stored }
+
+// Storage returns the storage the study lives in.
+func (s *Study) Storage() storage.Storage { return s.st }
 
 // Header returns the study's stored header.
 func (s *Study) Header() storage.Header { return s.header }
@@ -307,7 +380,7 @@ func (s *Study) commit(r storage.Record, engine bool) error {
 	if engine && s.eng != nil {
 		if err := s.eng.apply(r); err != nil {
 			s.eng = nil
-			return err
+			return replayError{err}
 		}
 	}
 	var prev [32]byte
@@ -378,7 +451,7 @@ func (s *Study) ensureEngine(ctx context.Context) error {
 			}
 		}
 		if err := eng.apply(r); err != nil {
-			return err
+			return replayError{err}
 		}
 	}
 	if !shown.IsZero() {

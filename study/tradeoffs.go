@@ -663,7 +663,7 @@ func (r *refiner) targetPosterior(e *engine, j, nt int, xs [][]float64, y []floa
 		tf.hp, tf.lastFit = &res.Params, r.lastFit
 	}
 	floor := r.cfg.Lambda
-	if r.cfg.Version >= 4 {
+	if r.cfg.rules().NoiseFloor {
 		floor = math.Min(floor, dtcNoiseFloorV4)
 	}
 	noise := math.Max(tf.hp.NoiseVariance, floor)

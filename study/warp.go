@@ -333,14 +333,14 @@ func (c *Config) warps() bool { return c.Warp == WarpAuto || c.Warp == WarpLog }
 // from version 7 on. Version 6 applied both to the scalar it tracks for
 // the trust region (the first objective, or the feasible-region value),
 // not to what the policy asks by; version 6 studies replay as written.
-func (c *Config) singleObjectiveRules() bool { return c.Version >= 7 && c.tradeoffs() }
+func (c *Config) singleObjectiveRules() bool { return c.rules().SingleObjectiveRules && c.tradeoffs() }
 
 // normalizeWarp fills in and checks Warp: auto from version 6 on, none
 // before; raw values are never warped.
 func (c *Config) normalizeWarp() error {
 	if c.Warp == "" {
 		c.Warp = WarpNone
-		if c.Version >= 6 && !c.RawValues && !c.singleObjectiveRules() {
+		if c.rules().WarpByDefault && !c.RawValues && !c.singleObjectiveRules() {
 			c.Warp = WarpAuto
 		}
 	}

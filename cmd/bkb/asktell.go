@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/bkb-go/bkb/objectives"
+	"github.com/bkb-go/bkb/serve"
 	"github.com/bkb-go/bkb/study"
 )
 
@@ -153,14 +154,14 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if errors.Is(err, study.ErrComplete) {
 			return fmt.Errorf("%v; give --budget N, a larger total number of trials, to ask past it", trimPkg(err))
 		}
+		if errors.Is(err, study.ErrReplay) {
+			return replayFailed(w, err)
+		}
 		if err != nil {
 			return trimPkg(err)
 		}
 		if *format == "tsv" {
-			fields := []string{strconv.Itoa(t.Number)}
-			for i, v := range t.X {
-				fields = append(fields, space.FormatValue(i, v))
-			}
+			fields := append([]string{strconv.Itoa(t.Number)}, paramCells(space, t.X, space.FormatValue)...)
 			fmt.Fprintln(stdout, strings.Join(fields, "\t"))
 			continue
 		}
@@ -201,8 +202,8 @@ func runTell(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usagef("--constraints goes with a value, not with --failed or --pruned")
 	case fs.Changed("failed") && strings.TrimSpace(*failed) == "":
 		return usagef("--failed needs a message")
-	case !(*seconds >= 0) || math.IsInf(*seconds, 0):
-		return usagef("--seconds must be finite and >= 0")
+	case !(*seconds >= 0) || *seconds > serve.MaxSeconds:
+		return usagef("--seconds %g: want a finite time >= 0 and at most %g seconds", *seconds, serve.MaxSeconds)
 	}
 	var y float64
 	if fs.Changed("value") {

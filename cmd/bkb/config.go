@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -172,6 +174,10 @@ func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
 	fs.IntVar(&c.minBatch, "min-batch", 0, "policy bbkb: keep a batch open until it holds this many arms (optimize: default --workers; 0: the paper's batch rule alone)")
 	fs.BoolVar(&c.lazy, "lazy", false, "policies bkb, gp-ucb and bbkb on a fixed arm set: read only the arms that can win, the same points as the full scan for gp-ucb (docs/scaling.md)")
 	fs.BoolVar(&c.eliminate, "eliminate", false, "with --lazy: drop for good the arms whose UCB is below the largest lower confidence bound")
+	// Withdrawn for new studies (study.ErrLazyWithdrawn): kept so that a
+	// command that gives them gets the reason, not "unknown flag".
+	_ = fs.MarkHidden("lazy")
+	_ = fs.MarkHidden("eliminate")
 	c.tradeoffFlags.register(fs)
 }
 
@@ -429,11 +435,16 @@ func (c *configFlags) space(fs *pflag.FlagSet, fn *objectives.Function) (study.S
 // csvBounds returns the bounding box of a CSV of arms, widened where a
 // coordinate is constant.
 func csvBounds(path string) (lo, hi []float64, err error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, usageError{err}
 	}
-	arms, err := objectives.LoadCSV(bytes.NewReader(b), 0)
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil, nil, usagef("arms file %s is not a regular file", path)
+	}
+	// Streamed: LoadCSV refuses a line of too many columns while reading it.
+	arms, err := objectives.LoadCSV(bufio.NewReader(io.LimitReader(f, study.MaxArmsFile)), 0)
 	if err != nil {
 		return nil, nil, usagef("arms file %s: %v", path, trimPkg(err))
 	}

@@ -171,8 +171,14 @@ func TestDashboardViews(t *testing.T) {
 	}
 
 	open("/")
+	if err := chromedp.Run(ctx, screenshot("studies-several")); err != nil {
+		t.Fatal(err)
+	}
 	if got := get(`[...document.querySelectorAll("#studies tbody tr")].map(r => r.children[1].textContent).join("|")`); got != "minimize|minimize, minimize" {
 		t.Errorf("the studies' directions column: %q", got)
+	}
+	if got, want := get(`document.querySelector("#studies tbody tr:nth-child(2)").children[9].textContent`), fmt.Sprintf("front of %d", len(sum.ParetoFront)); got != want {
+		t.Errorf("the best column of a two-objective study: %q, want %q", got, want)
 	}
 
 	open("/?study=tradeoff")

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,4 +109,51 @@ func TestAskTellInputs(t *testing.T) {
 	if after, _ := os.ReadFile(s); !bytes.Equal(before, after) {
 		t.Error("the journal changed")
 	}
+}
+
+// TestCorruptJournalResume: a journal whose records name an arm that is
+// not their point (an edited file) is the journal's fault: resume, worker
+// and ask exit 2 with a message about the journal, never exit 1 with
+// advice to fix the plugin.
+func TestCorruptJournalResume(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := filepath.Join(dir, "run.jsonl")
+	if r := runBKB(t, nil, "optimize", "-f", "branin", "-T", "6", "--study", s, "-q"); r.code != 0 {
+		t.Fatalf("optimize: %s", r.stderr)
+	}
+	b, err := os.ReadFile(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Trial 0's ask and tell both name the arm next to theirs.
+	lines := strings.Split(string(b), "\n")
+	var rec struct{ Arm int }
+	if err := json.Unmarshal([]byte(lines[1]), &rec); err != nil {
+		t.Fatal(err)
+	}
+	from, to := fmt.Sprintf(`"arm":%d,`, rec.Arm), fmt.Sprintf(`"arm":%d,`, rec.Arm+1)
+	for i := 1; i <= 2; i++ {
+		if !strings.Contains(lines[i], `"trial":0,`) || !strings.Contains(lines[i], from) {
+			t.Fatalf("line %d is not trial 0's: %s", i+1, lines[i])
+		}
+		lines[i] = strings.Replace(lines[i], from, to, 1)
+	}
+	if err := os.WriteFile(s, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(s + ".snapshot")
+	for _, args := range [][]string{
+		{"optimize", "--study", s, "--resume", "-T", "8", "-q"},
+		{"ask", "--study", s, "--budget", "8"},
+		{"worker", "--study", s, "--", "true"},
+	} {
+		r := runBKB(t, nil, args...)
+		wantRun(t, r, 2, "do not replay")
+		if !strings.Contains(r.stderr, "journal") || strings.Contains(r.stderr, "plugin") {
+			t.Errorf("bkb %s: %q, want a message about the journal, not the plugin", args[0], r.stderr)
+		}
+	}
+	wantRun(t, runBKB(t, nil, "tell", "--study", s, "--trial", "5", "--value", "1", "--seconds", "1e308"), 2, "--seconds 1e+308: want a finite time >= 0 and at most 1e+07 seconds")
+	wantRun(t, runBKB(t, nil, "tell", "--study", s, "--trial", "5", "--value", "1", "--seconds", "-1"), 2, "--seconds")
 }

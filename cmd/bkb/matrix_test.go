@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -249,6 +250,11 @@ while done() < upto:
         study.tell(t, value=out["y"], constraints=out["constraints"])
     else:
         study.tell(t, value=out["y"])
+
+# What the client shows of the trials, for the Go side to check.
+ts = study.trials
+ts = ts() if callable(ts) else ts
+print("TRIALS " + json.dumps([dict(t) for t in ts]))
 `
 
 // matrixEnv is one combination's study: where it lives and what it needs.
@@ -263,6 +269,9 @@ type matrixEnv struct {
 	budget int // the budget in force: matrixB0, matrixB1 after an extension
 	// copied: the study was copied (bkb copy) to a journal in copy/.
 	copied bool
+	// shown is what the last phase's door shows of the trials (its own
+	// listing: the API's trials, bkb export, the Python client's).
+	shown []shownTrial
 
 	mu    sync.Mutex
 	evals int // evaluations made in Go (the library and HTTP doors)
@@ -559,9 +568,25 @@ func (e *matrixEnv) phasePython(create bool, upto, extend int) {
 	cmd := exec.Command("python3", filepath.Join(e.dir, "matrix_driver.py"), ts.URL, e.name, e.sc.Kind, filepath.Join(e.dir, "space.json"),
 		cfg, strconv.Itoa(upto), strconv.Itoa(extend), filepath.Join(e.dir, "evals.log"), client)
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+e.dir)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		e.t.Fatalf("%v: python: %v\n%s", e.sc, err, out)
+	out, err := cmd.Output()
+	if err != nil {
+		e.t.Fatalf("%v: python: %v\n%s%s", e.sc, err, out, stderrOf(err))
 	}
+	_, list, ok := bytes.Cut(out, []byte("TRIALS "))
+	if !ok {
+		e.t.Fatalf("%v: python printed no trials: %s", e.sc, out)
+	}
+	e.shown = nil
+	if err := json.Unmarshal(list, &e.shown); err != nil {
+		e.t.Fatalf("%v: python's trials: %v", e.sc, err)
+	}
+}
+
+func stderrOf(err error) []byte {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.Stderr
+	}
+	return nil
 }
 
 // pythonServer serves the study for a Python phase (closed with it).
@@ -729,6 +754,103 @@ func (e *matrixEnv) dropSnapshot() {
 	}
 }
 
+// shownTrial is a trial as a door lists it (the fields every door names
+// alike).
+type shownTrial struct {
+	Trial        int             `json:"trial"`
+	State        string          `json:"state"`
+	Status       string          `json:"status"` // bkb export's name of the state
+	Value        *float64        `json:"value"`
+	Values       []float64       `json:"values"`
+	Constraints  []float64       `json:"constraints"`
+	Intermediate json.RawMessage `json:"intermediate"`
+}
+
+// readBack lists the trials through door: what a user of that door sees.
+func (e *matrixEnv) readBack(door string) {
+	switch door {
+	case "go", "":
+		st := e.open()
+		defer st.Close()
+		s, err := study.Load(context.Background(), st, e.name)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		e.shown = nil
+		for _, t := range s.Trials() {
+			tr := shownTrial{Trial: t.Number, State: string(t.State), Values: t.Values, Constraints: t.Constraints}
+			if t.State == study.Complete {
+				v := t.Value
+				tr.Value = &v
+			}
+			if len(t.Intermediate) > 0 {
+				tr.Intermediate, _ = json.Marshal(t.Intermediate)
+			}
+			e.shown = append(e.shown, tr)
+		}
+	case "http":
+		st := e.open()
+		defer st.Close()
+		srv, err := serve.New(serve.Options{Storage: st})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		ts := httptest.NewServer(srv)
+		defer ts.Close()
+		resp, err := ts.Client().Get(ts.URL + "/api/studies/" + e.name + "/trials")
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct {
+			Trials []shownTrial `json:"trials"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			e.t.Fatal(err)
+		}
+		e.shown = out.Trials
+	case "cli", "worker":
+		out, _ := e.bkb(append(append([]string{"export"}, e.where()...), "--out", "-", "--format", "json")...)
+		e.shown = nil
+		if err := json.Unmarshal([]byte(out), &e.shown); err != nil {
+			e.t.Fatalf("%v: bkb export: %v", e.sc, err)
+		}
+	case "python":
+		// Read by the driver at the end of its phase.
+	}
+}
+
+// checkShown checks what the door listed against the objective at each
+// trial's point: every value, objective and constraint, and the
+// learning curves of a pruned study.
+func (e *matrixEnv) checkShown(door string, pts [][]float64) {
+	if len(e.shown) != len(pts) {
+		e.t.Errorf("%v: %s lists %d trials, the study has %d", e.sc, door, len(e.shown), len(pts))
+		return
+	}
+	for i, tr := range e.shown {
+		state := cmp.Or(tr.State, tr.Status)
+		value, values, cons, _ := matrixEval(e.sc.Kind, pts[tr.Trial])
+		switch {
+		case state == "pruned":
+			if e.sc.Kind != "pruned" || len(tr.Intermediate) < 3 {
+				e.t.Errorf("%v: %s: trial %d pruned, with intermediate values %s", e.sc, door, tr.Trial, tr.Intermediate)
+			}
+		case state != "complete":
+			e.t.Errorf("%v: %s: trial %d is %q", e.sc, door, tr.Trial, state)
+		case tr.Value == nil || math.Float64bits(*tr.Value) != math.Float64bits(value):
+			e.t.Errorf("%v: %s: trial %d shows value %v, the objective %v", e.sc, door, tr.Trial, tr.Value, value)
+		case !slices.Equal(bitsOf(tr.Values), bitsOf(values)) || !slices.Equal(bitsOf(tr.Constraints), bitsOf(cons)):
+			e.t.Errorf("%v: %s: trial %d shows values %v constraints %v, the objective %v %v", e.sc, door, tr.Trial, tr.Values, tr.Constraints, values, cons)
+		case e.sc.Kind == "pruned" && len(tr.Intermediate) < 3:
+			e.t.Errorf("%v: %s: trial %d shows no learning curve", e.sc, door, tr.Trial)
+		}
+		if tr.Trial != i {
+			e.t.Errorf("%v: %s lists trial %d at %d", e.sc, door, tr.Trial, i)
+		}
+	}
+}
+
 // runScenario runs one combination and returns its points.
 func runScenario(t *testing.T, sc scenario, pgURL string) [][]float64 {
 	t.Helper()
@@ -751,6 +873,8 @@ func runScenario(t *testing.T, sc scenario, pgURL string) [][]float64 {
 	}
 	e.phase(sc.DoorB, false, e.budget, extend, false)
 	pts := e.points()
+	e.readBack(sc.DoorB)
+	e.checkShown(sc.DoorB, pts)
 	if len(pts) != e.budget {
 		t.Errorf("%v: %d trials, want the budget %d", sc, len(pts), e.budget)
 	}

@@ -161,11 +161,9 @@ func openObjective(ctx context.Context, sp *spec, stderr io.Writer, workers int)
 				if err := space.Check(x); err != nil {
 					return nil, err
 				}
-				args := make([]string, len(x))
-				for i, v := range x {
-					args[i] = space.FormatValue(i, v)
-				}
-				return args, nil
+				// A parameter not active at x is an empty argument: the
+				// others keep their positions.
+				return paramCells(space, x, space.FormatValue), nil
 			},
 		}
 		pool := &pluginPool{free: make(chan *plugin.Process, max(workers, 1)), maxRestarts: o.MaxRestarts}

@@ -95,6 +95,16 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if s, sp, closeStore, err = loadStudy(ctx, w, withNotes(opts, stderr)); err != nil {
 			return err
 		}
+		if opts.Budget > 0 {
+			// A larger budget extends the study for good, so that status,
+			// studies, workers and the server agree with this run.
+			prev, err := study.StoredBudget(ctx, s.Storage(), s.Name())
+			if err == nil && opts.Budget > max(prev, s.CreationConfig().Budget) {
+				if err := s.Extend(ctx, opts.Budget); err != nil && !errors.Is(err, study.ErrNoAttributes) {
+					return fmt.Errorf("study %s: %v", w, trimPkg(err))
+				}
+			}
+		}
 		if len(ignored) > 0 {
 			fmt.Fprintf(stderr, "bkb: warning: ignoring %v on --resume: the study's own configuration is used\n", ignored)
 		}
@@ -223,6 +233,8 @@ func runOptimize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		runErr = fmt.Errorf("%v%s", trimPkg(runErr), resumeHint(w, "; fix the objective and continue with"))
 	case errors.Is(runErr, study.ErrNoCompleteTrial):
 		runErr = trimPkg(runErr)
+	case errors.Is(runErr, study.ErrReplay):
+		runErr = replayFailed(w, runErr)
 	default:
 		runErr = fmt.Errorf("%v%s", trimPkg(runErr), resumeHint(w, "; fix the plugin and continue with"))
 	}
@@ -362,6 +374,13 @@ func (ws *warmStart) apply(ctx context.Context, s *study.Study, stderr io.Writer
 }
 
 // resumeHint tells how to continue a stopped run.
+// replayFailed is the error of a study whose stored records do not replay:
+// the journal's fault (an edited or damaged file), not the plugin's, so
+// exit 2 with a message about the journal.
+func replayFailed(w where, err error) error {
+	return usagef("study %s: its stored records do not replay: %v; the journal (or database) was changed or damaged since bkb wrote it (restore it from a copy, or start a new study)", w, trimPkg(err))
+}
+
 func resumeHint(w where, lead string) string {
 	switch {
 	case w.study == "":

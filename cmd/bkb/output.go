@@ -300,9 +300,7 @@ func (r *result) writeText(w io.Writer) error {
 		t := newTable(w, header)
 		for i, p := range r.Top {
 			row := []string{strconv.Itoa(i + 1), strconv.Itoa(p.Trial), fmtVal(p.Value), strconv.Itoa(p.Evals)}
-			for k, v := range p.X {
-				row = append(row, r.fmtParam(k, v))
-			}
+			row = append(row, paramCells(r.space, p.X, r.fmtParam)...)
 			if err := t.Append(row); err != nil {
 				return err
 			}
@@ -313,8 +311,11 @@ func (r *result) writeText(w io.Writer) error {
 	}
 	if r.Best != nil {
 		fmt.Fprintf(w, "best value %s at trial %d:", fmtVal(r.Best.Value), r.Best.Trial)
+		active := r.space.Active(r.Best.X)
 		for k, v := range r.Best.X {
-			fmt.Fprintf(w, " %s=%s", r.space.Params[k].Name, r.fmtParam(k, v))
+			if active[k] {
+				fmt.Fprintf(w, " %s=%s", r.space.Params[k].Name, r.fmtParam(k, v))
+			}
 		}
 		fmt.Fprintln(w)
 	} else if len(r.Directions) >= 2 {
@@ -461,13 +462,12 @@ func traceCSV(sp *spec, trials []study.TrialResult) ([]byte, error) {
 			row = append(row, fmtCSV(best-fn.MinValue))
 		}
 		row = append(row, strconv.FormatFloat(t.Seconds, 'g', 6, 64))
-		for k, v := range t.X {
+		row = append(row, paramCells(sp.cfg.Space, t.X, func(k int, v float64) string {
 			if sp.cfg.Space.Params[k].Type == study.TypeCategorical {
-				row = append(row, sp.cfg.Space.FormatValue(k, v))
-			} else {
-				row = append(row, strconv.FormatFloat(v, 'g', -1, 64))
+				return sp.cfg.Space.FormatValue(k, v)
 			}
-		}
+			return strconv.FormatFloat(v, 'g', -1, 64)
+		})...)
 		row = append(row, t.Error)
 		if extraRows != nil {
 			row = append(row, extraRows[i]...)
@@ -654,4 +654,18 @@ func pointKey(x []float64) string {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
 	}
 	return string(b)
+}
+
+// paramCells formats the values of the point x, one cell per parameter of
+// space, by format; a parameter not active at x (a conditional space) is
+// an empty cell, as its value is only a placeholder.
+func paramCells(space study.Space, x []float64, format func(k int, v float64) string) []string {
+	active := space.Active(x)
+	out := make([]string, len(x))
+	for k, v := range x {
+		if active[k] {
+			out[k] = format(k, v)
+		}
+	}
+	return out
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -19,6 +20,7 @@ import (
 	"github.com/bkb-go/bkb/serve"
 	"github.com/bkb-go/bkb/storage"
 	"github.com/bkb-go/bkb/storage/postgres"
+	"github.com/bkb-go/bkb/study"
 )
 
 // catalogFlags say which storage of many studies a command uses: a
@@ -26,6 +28,9 @@ import (
 type catalogFlags struct {
 	storage string
 	dir     string
+	// grace, when positive, is the PostgreSQL storage's heartbeat grace
+	// (serve's --heartbeat-grace; default the storage's minute).
+	grace time.Duration
 }
 
 func (c *catalogFlags) register(fs *pflag.FlagSet) {
@@ -45,7 +50,7 @@ func (c catalogFlags) open(ctx context.Context, cmd string) (storage.Storage, st
 		}
 		describe := redactURL(c.storage) // also remembers the password for maskSecrets
 		secrets := urlSecrets(c.storage)
-		st, err := postgres.Open(ctx, c.storage, postgres.Options{})
+		st, err := postgres.Open(ctx, c.storage, postgres.Options{HeartbeatGrace: c.grace})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, "", nil, errInterrupted
@@ -115,8 +120,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	journal := fs.String("study", "", "a single study journal file to serve (instead of --storage or --dir)")
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on; any address but loopback needs --token-file")
 	tokenFile := fs.String("token-file", "", "file holding the bearer token clients must send (Authorization: Bearer TOKEN)")
-	grace := fs.Duration("heartbeat-grace", serve.DefaultGrace, "a trial handed out whose client sends no heartbeat for this long is handed out again")
+	grace := fs.Duration("heartbeat-grace", serve.DefaultGrace, "a trial handed out whose client sends no heartbeat for this long is handed out again (after a restart, every trial has this long from the server's start)")
 	maxBody := fs.Int64("max-body", serve.DefaultMaxBody, "largest request body in bytes")
+	origins := fs.StringSlice("allow-origin", nil, "a web origin (https://host:port) whose pages may call the API (CORS); repeat for several. By default requests that change state from a page of another origin are refused")
+	serverFiles := fs.Bool("allow-server-files", false, "let clients create studies that name files or commands of this machine (csv arms, a plugin objective); by default refused: only for clients you trust with them")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -125,13 +132,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	token := ""
 	if *tokenFile != "" {
-		b, err := os.ReadFile(*tokenFile)
-		if err != nil {
-			return usagef("--token-file: %v", err)
-		}
-		token = strings.TrimSpace(string(b))
-		if token == "" {
-			return usagef("--token-file %s is empty", *tokenFile)
+		var err error
+		if token, err = readTokenFile(*tokenFile); err != nil {
+			return err
 		}
 	}
 	if err := serve.CheckAddr(*addr, token); err != nil {
@@ -140,6 +143,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *grace <= 0 || *maxBody <= 0 {
 		return usagef("--heartbeat-grace and --max-body must be positive")
 	}
+	c.grace = *grace
 	var (
 		st       storage.Storage
 		describe string
@@ -150,11 +154,20 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if c.storage != "" || c.dir != "" {
 			return usagef("serve: give one of --study, --storage and --dir")
 		}
-		st, err = storage.OpenJournalStore(*journal, storage.JournalStoreOptions{})
+		js, err := storage.OpenJournalStore(*journal, storage.JournalStoreOptions{})
 		if err != nil {
 			return usageError{trimPkg(err)}
 		}
-		describe = "journal " + *journal
+		// The one study must be there now, not a "no such study" to every
+		// client.
+		if _, err := js.Study(ctx, ""); err != nil {
+			js.Close()
+			if errors.Is(err, storage.ErrNotFound) {
+				return usagef("serve --study %s: no such journal (create the study first: bkb create-study --study %s ...)", *journal, *journal)
+			}
+			return usagef("serve --study %s: %v", *journal, trimPkg(err))
+		}
+		st, describe = js, "journal "+*journal
 	} else if st, describe, secrets, err = c.open(ctx, "serve"); err != nil {
 		return err
 	}
@@ -163,9 +176,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stderr, "bkb serve: %s %s\n", time.Now().UTC().Format(time.RFC3339), mask(fmt.Sprintf(format, args...), secrets))
 	}
 	srv, err := serve.New(serve.Options{Storage: st, Describe: describe, Token: token, MaxBody: *maxBody, Grace: *grace,
-		Secrets: secrets, Mask: maskSecrets, Logf: logf})
+		Secrets: secrets, Mask: maskSecrets, Logf: logf, AllowOrigins: *origins, AllowServerFiles: *serverFiles})
 	if err != nil {
-		return err
+		return usagef("--allow-origin: %v", strings.TrimPrefix(trimPkg(err).Error(), "serve: "))
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -181,6 +194,45 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	logf("stopped")
 	return nil
+}
+
+// maxTokenFile bounds a --token-file: a token is a line, not a file.
+const maxTokenFile = 4 << 10
+
+// readTokenFile reads the bearer token of --token-file: a regular file
+// (a FIFO or a device such as /dev/zero is refused before it is read, so
+// nothing blocks or runs on at start-up) of at most maxTokenFile bytes.
+func readTokenFile(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", usagef("--token-file: %v", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", usagef("--token-file %s is not a regular file", path)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return "", usagef("--token-file: %v", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", usagef("--token-file %s is not a regular file", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxTokenFile+1))
+	if err != nil {
+		return "", usagef("--token-file: %v", err)
+	}
+	if len(b) > maxTokenFile {
+		return "", usagef("--token-file %s is larger than %d bytes: not a token", path, maxTokenFile)
+	}
+	token := strings.TrimSpace(string(b))
+	if token == "" {
+		return "", usagef("--token-file %s is empty", path)
+	}
+	if strings.ContainsAny(token, "\r\n") {
+		return "", usagef("--token-file %s holds more than one line: want the token alone", path)
+	}
+	return token, nil
 }
 
 func runStudies(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -208,17 +260,26 @@ func runStudies(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		Budget    int       `json:"budget"`
 		Direction string    `json:"direction,omitempty"`
 		Best      *float64  `json:"best,omitempty"`
+		// Several objectives: their directions and the number of trials
+		// on the Pareto front (no best value).
+		Directions []study.Direction `json:"directions,omitempty"`
+		Front      *int              `json:"pareto_front_size,omitempty"`
 	}
 	var rows []row
 	for _, h := range hs {
 		r := row{Name: h.Name, Created: h.Created}
 		var cfg struct {
-			Budget    int    `json:"budget"`
-			Direction string `json:"direction"`
+			Budget     int               `json:"budget"`
+			Direction  string            `json:"direction"`
+			Directions []study.Direction `json:"directions"`
 		}
 		_ = json.Unmarshal(h.Config, &cfg)
 		r.Budget, r.Direction = cfg.Budget, cfg.Direction
-		if b, err := serve.StoredBudget(ctx, st, h.Name); err == nil && b > 0 {
+		several := len(cfg.Directions) >= 2
+		if several {
+			r.Directions = cfg.Directions
+		}
+		if b, err := study.StoredBudget(ctx, st, h.Name); err == nil && b > 0 {
 			r.Budget = b // extended over HTTP: the budget in force
 		}
 		recs, err := st.Records(ctx, h.Name, 0)
@@ -227,10 +288,25 @@ func runStudies(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		if sum, err := storage.Summarize(recs); err == nil {
 			r.Trials, r.Complete = sum.NextTrial, sum.Tells
+			var done []study.TrialResult
 			for _, rec := range sum.Completed {
+				if several {
+					if rec.Y != nil && len(rec.Values) == len(cfg.Directions) {
+						done = append(done, study.TrialResult{Number: rec.Trial, State: study.Complete, Value: *rec.Y,
+							Values: rec.Values, Infeasible: !feasible(rec.Constraints)})
+					}
+					continue
+				}
 				if rec.Y != nil && feasible(rec.Constraints) && (r.Best == nil || (cfg.Direction == "maximize") == (*rec.Y > *r.Best)) {
 					v := *rec.Y
 					r.Best = &v
+				}
+			}
+			if several {
+				front, err := study.ParetoFront(study.Config{Direction: cfg.Directions[0], Directions: cfg.Directions}, done)
+				if err == nil || errors.Is(err, study.ErrNoFeasible) {
+					n := len(front)
+					r.Front = &n
 				}
 			}
 		}
@@ -254,11 +330,22 @@ func runStudies(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if r.Best != nil {
 			best = fmt.Sprintf("%.6g", *r.Best)
 		}
+		dir := strings.TrimSuffix(r.Direction, "imize")
+		if len(r.Directions) >= 2 {
+			ds := make([]string, len(r.Directions))
+			for i, d := range r.Directions {
+				ds[i] = strings.TrimSuffix(string(d), "imize")
+			}
+			dir = strings.Join(ds, ",")
+			if r.Front != nil {
+				best = fmt.Sprintf("front of %d", *r.Front)
+			}
+		}
 		budget := "-"
 		if r.Budget > 0 {
 			budget = fmt.Sprint(r.Budget)
 		}
-		fmt.Fprintf(stdout, "%-24s %-20s %7d %8d %6s %-8s %s\n", r.Name, r.Created.Format("2006-01-02 15:04:05"), r.Trials, r.Complete, budget, strings.TrimSuffix(r.Direction, "imize"), best)
+		fmt.Fprintf(stdout, "%-24s %-20s %7d %8d %6s %-8s %s\n", r.Name, r.Created.Format("2006-01-02 15:04:05"), r.Trials, r.Complete, budget, dir, best)
 	}
 	return nil
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/bkb-go/bkb/storage"
@@ -105,5 +107,43 @@ func TestStatusBudgetInForce(t *testing.T) {
 	call(t, "GET", srv.url+"/api/studies/b", nil, &sum)
 	if sum.Budget != 25 {
 		t.Errorf("server: budget %d", sum.Budget)
+	}
+}
+
+// TestStudiesSeveralObjectives: `bkb studies` shows a study of several
+// objectives with its directions and the size of its Pareto front, not
+// the best value of its first objective.
+func TestStudiesSeveralObjectives(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	moStudy(t, dir, "m", 8)
+	d, err := storage.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := study.Load(context.Background(), d, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	front, err := s.ParetoFront()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	r := runBKB(t, nil, "studies", "--dir", dir, "--json")
+	var rows []struct {
+		Directions []string `json:"directions"`
+		Best       *float64 `json:"best"`
+		Front      *int     `json:"pareto_front_size"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("studies --json: %v %s", err, r.stdout)
+	}
+	if got := rows[0]; len(got.Directions) != 2 || got.Best != nil || got.Front == nil || *got.Front != len(front) {
+		t.Errorf("studies --json: %s; want directions, no best, a front of %d", r.stdout, len(front))
+	}
+	r = runBKB(t, nil, "studies", "--dir", dir)
+	if !strings.Contains(r.stdout, "min,min") || !strings.Contains(r.stdout, fmt.Sprintf("front of %d", len(front))) {
+		t.Errorf("studies:\n%s", r.stdout)
 	}
 }

@@ -249,9 +249,7 @@ func (r *result) writeTradeoffsText(w io.Writer) error {
 		for _, v := range p.Values {
 			row = append(row, fmtVal(v))
 		}
-		for k, v := range p.X {
-			row = append(row, r.fmtParam(k, v))
-		}
+		row = append(row, paramCells(r.space, p.X, r.fmtParam)...)
 		if err := t.Append(row); err != nil {
 			return err
 		}

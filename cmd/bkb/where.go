@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/bkb-go/bkb/serve"
 	"github.com/bkb-go/bkb/storage"
 	"github.com/bkb-go/bkb/storage/postgres"
 	"github.com/bkb-go/bkb/study"
@@ -87,18 +86,6 @@ func loadStudy(ctx context.Context, w where, opts study.Options) (*study.Study, 
 	st, name, err := w.open(ctx)
 	if err != nil {
 		return nil, nil, nil, err
-	}
-	if opts.Budget <= 0 {
-		// A budget extended over HTTP (bkb serve) is the one in force.
-		b, err := serve.StoredBudget(ctx, st, name)
-		if err != nil && !errors.Is(err, storage.ErrNotFound) {
-			st.Close()
-			if ctx.Err() != nil {
-				return nil, nil, nil, errInterrupted
-			}
-			return nil, nil, nil, fmt.Errorf("study %s: %v", w, trimPkg(err))
-		}
-		opts.Budget = b
 	}
 	s, err := study.Load(ctx, st, name, opts)
 	if err != nil {

@@ -117,6 +117,8 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("%w after %d trials in this worker (its running trials are evaluated again by the next worker that asks)", errInterrupted, done)
 	case errors.Is(err, study.ErrNoCompleteTrial):
 		return trimPkg(err)
+	case errors.Is(err, study.ErrReplay):
+		return replayFailed(w, err)
 	default:
 		return trimPkg(err)
 	}

@@ -155,3 +155,44 @@ func BenchmarkKernels(b *testing.B) {
 		})
 	}
 }
+
+// TestPortableKernelsBitForBit: the portable kernels compute the same bits
+// as the AVX2/FMA assembly on every shape of their blocks and tails, so
+// that a study recorded on one CPU replays on any other. (Not parallel: it
+// switches the package's path, and parallel tests start after it ends.)
+func TestPortableKernelsBitForBit(t *testing.T) {
+	if !hasAVX2FMA {
+		t.Skip("this CPU has no AVX2/FMA: the assembly cannot be run to compare with (the golden replays of package study check the portable path against journals recorded with it)")
+	}
+	defer func(v bool) { useAVX = v }(useAVX)
+	rng := rand.New(rand.NewPCG(11, 12))
+	for n := 0; n <= 9; n++ {
+		for w := 0; w <= 41; w++ {
+			ldf := w + rng.IntN(3)
+			f := make([]float64, max(n*ldf, 1))
+			for i := range f {
+				f[i] = rng.NormFloat64() * math.Exp(4*rng.NormFloat64())
+			}
+			z1, z2 := make([]float64, w+1), make([]float64, w+1)
+			for i := range z1 {
+				z1[i], z2[i] = rng.NormFloat64(), rng.NormFloat64()*1e3
+			}
+			var got [2][5][]float64
+			for p, avx := range []bool{true, false} {
+				useAVX = avx
+				y, y1, y2, ax := make([]float64, n), make([]float64, n), make([]float64, n), append([]float64(nil), z2...)
+				GemvRows(f, n, w, ldf, z1, y)
+				GemvRows2(f, n, w, ldf, z1, z2, y1, y2)
+				Axpy(0.37, z1[:w], ax)
+				got[p] = [5][]float64{y, y1, y2, ax, {Dot(z1[:w], z2[:w])}}
+			}
+			for k, name := range []string{"GemvRows", "GemvRows2 (1)", "GemvRows2 (2)", "Axpy", "Dot"} {
+				for i := range got[0][k] {
+					if math.Float64bits(got[0][k][i]) != math.Float64bits(got[1][k][i]) {
+						t.Fatalf("%s n=%d w=%d ldf=%d [%d]: assembly %v, portable %v", name, n, w, ldf, i, got[0][k][i], got[1][k][i])
+					}
+				}
+			}
+		}
+	}
+}

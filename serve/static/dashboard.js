@@ -65,8 +65,8 @@
         const trials = (c.complete || 0) + (c.pending || 0) + (c.failed || 0) + (c.pruned || 0) + (c.waiting || 0);
         tb.append(el("tr", {}, el("td", {}, a), el("td", { text: (s.directions && s.directions.length ? s.directions : [s.direction || ""]).join(", ") }), el("td", { text: s.policy || "" }),
           el("td", { text: trials }), el("td", { text: c.complete || 0 }), el("td", { text: c.pending || 0 }),
-          el("td", { text: c.failed || 0 }), el("td", { text: s.budget || "-" }),
-          el("td", { text: s.error ? s.error : s.best ? fmt(s.best.value) : "-" }),
+          el("td", { text: c.failed || 0 }), el("td", { text: c.pruned || 0 }), el("td", { text: s.budget || "-" }),
+          el("td", { text: s.error ? s.error : s.directions && s.directions.length > 1 ? (s.pareto_front ? "front of " + s.pareto_front.length : "-") : s.best ? fmt(s.best.value) : "-" }),
           el("td", { text: s.created ? s.created.replace("T", " ").slice(0, 19) : "" })));
       }
       $("#no-studies").hidden = studies.length > 0;
@@ -163,12 +163,13 @@
         note = "log scale of value \u2212 min + " + eps.toPrecision(2) + " (some values are \u2264 0)";
       }
     }
+    // The best so far among the feasible trials (a constrained study).
     const best = [];
     let b = null;
-    for (const v of y) {
-      if (b === null || better(v, b)) b = v;
+    y.forEach((v, k) => {
+      if (!done[k].infeasible && (b === null || better(v, b))) b = v;
       best.push(b);
-    }
+    });
     $("#log-note").textContent = note;
     replot("history", "#chart-history", {
       width: W(), height: 360,
@@ -221,10 +222,15 @@
       ctx.strokeStyle = `hsla(${220 - 200 * q}, 70%, ${65 - 30 * q}%, ${0.25 + 0.5 * q})`;
       ctx.beginPath();
       for (const t of ts) {
+        // A parameter a trial does not have (a conditional space) is a
+        // gap in its line.
+        let pen = false;
         axes.forEach((a, i) => {
+          if (a.p && !(a.name in t.params)) { pen = false; return; }
           const v = a.p ? coord(a.p, t.params[a.name]) : value(t);
           const y = ypos(i, v);
-          if (i === 0) ctx.moveTo(xs[i], y); else ctx.lineTo(xs[i], y);
+          if (pen) ctx.lineTo(xs[i], y); else ctx.moveTo(xs[i], y);
+          pen = true;
         });
       }
       ctx.stroke();
@@ -250,7 +256,7 @@
     params.forEach((p, k) => {
       let div = box.children[k];
       if (!div) { div = el("div", { class: "slice" }); box.append(div); }
-      const pts = done.map((t) => [coord(p, t.params[p.name]), value(t)]).sort((a, b) => a[0] - b[0]);
+      const pts = done.filter((t) => p.name in t.params).map((t) => [coord(p, t.params[p.name]), value(t)]).sort((a, b) => a[0] - b[0]);
       const axis = { label: p.name };
       if (p.type === "categorical") axis.values = (u, ticks) => ticks.map((v) => (Number.isInteger(v) ? String(p.choices[v] ?? "") : ""));
       const x = pts.map((q) => q[0]);
@@ -297,7 +303,7 @@
     const sl = await (pending || predict(name));
     const upper = sl.mean.map((m, i) => m + 2 * sl.sd[i]);
     const lower = sl.mean.map((m, i) => m - 2 * sl.sd[i]);
-    const obs = completeTrials().map((t) => [coord(p, t.params[p.name]), t.value]).sort((a, b) => a[0] - b[0]);
+    const obs = completeTrials().filter((t) => p.name in t.params).map((t) => [coord(p, t.params[p.name]), t.value]).sort((a, b) => a[0] - b[0]);
     const data = uPlot.join([[sl.x, sl.mean, upper, lower], [obs.map((q) => q[0]), obs.map((q) => q[1])]]);
     const axis = { label: name };
     if (p.type === "categorical") axis.values = (u, ticks) => ticks.map((v) => (Number.isInteger(v) ? String(p.choices[v] ?? "") : ""));
@@ -584,14 +590,16 @@
     const cv = $("#chart-contour");
     const px_ = params.find((p) => p.name === $("#contour-x").value);
     const py_ = params.find((p) => p.name === $("#contour-y").value);
-    const done = completeTrials();
+    // The trials that have both parameters (a conditional space's others
+    // have no place on these axes).
+    const done = completeTrials().filter((t) => (!px_ || px_.name in t.params) && (!py_ || py_.name in t.params));
     cv.dataset.points = String(done.length);
     if (params.length < 2 || !px_ || !py_) {
       emptyCanvas(cv, "A contour needs two parameters.");
       return;
     }
     if (!done.length) {
-      emptyCanvas(cv, "No complete trial yet.");
+      emptyCanvas(cv, completeTrials().length ? "No complete trial has both parameters." : "No complete trial yet.");
       return;
     }
     const ax = (p) => (p.type === "categorical" ? { choices: p.choices, label: p.name } : { min: p.low, max: p.high, log: !!p.log, label: p.name });

@@ -31,6 +31,7 @@ import sys
 import threading
 import time
 import urllib.parse
+import urllib.request
 
 __all__ = [
     "Client",
@@ -124,7 +125,8 @@ class Client:
     retry_seconds: how long a request is retried while the server cannot
     be reached (a restart), with backoff, before ServerUnreachable. The
     defaults fail within about 5 s on a dead server; set retry_seconds=60
-    to ride through a server's restart.
+    to ride through a server's restart. A proxy named by the environment
+    (http_proxy, https_proxy, no_proxy) is used as urllib would.
     """
 
     def __init__(self, url="http://127.0.0.1:8080", token=None, timeout=60.0, retry_seconds=5.0, connect_timeout=3.0):
@@ -136,6 +138,12 @@ class Client:
         self._host = u.hostname
         self._port = u.port
         self._base = u.path.rstrip("/")
+        self._proxy = None
+        proxy = urllib.request.getproxies().get(u.scheme)
+        if proxy and not urllib.request.proxy_bypass(u.hostname):
+            pu = urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy)
+            if pu.hostname:
+                self._proxy = (pu.hostname, pu.port or 80)
         self.token = token
         self.timeout = timeout
         self.connect_timeout = connect_timeout
@@ -143,16 +151,24 @@ class Client:
 
     def _connection(self):
         cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-        conn = cls(self._host, self._port, timeout=self.connect_timeout)
+        if self._proxy and self._https:
+            conn = cls(self._proxy[0], self._proxy[1], timeout=self.connect_timeout)
+            conn.set_tunnel(self._host, self._port)
+        elif self._proxy:
+            conn = cls(self._proxy[0], self._proxy[1], timeout=self.connect_timeout)
+        else:
+            conn = cls(self._host, self._port, timeout=self.connect_timeout)
         conn.connect()
         conn.sock.settimeout(self.timeout)
         return conn
 
     def _request(self, method, path, body=None, query=None, headers=None):
         url = self._base + path
+        if self._proxy and not self._https:
+            url = self.url + path  # a proxy is sent the absolute URL
         if query:
             url += "?" + urllib.parse.urlencode(query)
-        if body is None and method in ("POST", "PUT"):
+        if body is None and method in ("POST", "PUT", "DELETE"):
             body = {}
         data = None if body is None else json.dumps(body, allow_nan=False).encode()
         start = time.monotonic()
@@ -340,7 +356,18 @@ class _TrialList(list):
 
 
 def _sequence(v):
-    return isinstance(v, (list, tuple))
+    """Whether an objective's result is several values (a list, a tuple,
+    a NumPy array of one dimension...) rather than one number."""
+    if isinstance(v, (list, tuple)):
+        return True
+    if isinstance(v, (str, bytes, dict)):
+        return False
+    try:
+        iter(v)
+        len(v)
+    except TypeError:
+        return False
+    return True
 
 
 class Study:

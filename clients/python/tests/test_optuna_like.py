@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 import unittest
+import unittest.mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -251,7 +252,9 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):
         self.seen.append(("GET", self.path, dict(self.headers), None))
-        if self.path.endswith("/lease"):
+        if self.path.endswith("/api/studies"):
+            self._answer({"studies": []})
+        elif self.path.endswith("/lease"):
             self._answer({"name": "lease", "direction": "minimize", "space": {"params": [{"name": "x", "type": "float"}]}})
         else:
             self._answer({"trial": 0, "state": "complete", "params": {"x": 0.5}, "value": 1.0})
@@ -302,6 +305,29 @@ class LeaseTest(unittest.TestCase):
             self.assertEqual(b.get("lease"), "s3cret", p)
         self.assertEqual(posts[-1][2], {"value": 1.0})
         self.assertNotIn("X-BKB-Lease", posts[-1][1])
+
+
+class ProxyTest(unittest.TestCase):
+    def test_proxy_from_the_environment(self):
+        # The recorder plays an HTTP proxy: it is sent the absolute URL.
+        srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        env = {"http_proxy": "http://127.0.0.1:%d" % srv.server_address[1], "no_proxy": "", "NO_PROXY": ""}
+        try:
+            _Recorder.seen = []
+            with unittest.mock.patch.dict(os.environ, env):
+                self.assertEqual(bkb_client.Client("http://bkb.invalid:8080").studies(), [])
+                with socket.socket() as sk:
+                    sk.bind(("127.0.0.1", 0))
+                    port = sk.getsockname()[1]
+                # no_proxy: the server itself, here nothing listens.
+                with unittest.mock.patch.dict(os.environ, {"no_proxy": "127.0.0.1"}):
+                    with self.assertRaises(bkb_client.ServerUnreachable):
+                        bkb_client.Client("http://127.0.0.1:%d" % port, retry_seconds=0.2).studies()
+        finally:
+            srv.shutdown()
+            srv.server_close()
+        self.assertEqual([(m, p) for m, p, _, _ in _Recorder.seen], [("GET", "http://bkb.invalid:8080/api/studies")])
 
 
 if __name__ == "__main__":

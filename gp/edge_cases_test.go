@@ -10,7 +10,7 @@ import (
 	"github.com/bkb-go/bkb/kernel"
 )
 
-// TestObserveNonCandidateEmptyDictionary is the repro of issue 13:
+// TestObserveNonCandidateEmptyDictionary is a reproduction of a fault found in review:
 // Observe of a non-candidate after eight observations with an empty
 // dictionary compacted the rows to stride 0 and panicked.
 func TestObserveNonCandidateEmptyDictionary(t *testing.T) {
@@ -38,7 +38,7 @@ func TestObserveNonCandidateEmptyDictionary(t *testing.T) {
 }
 
 // TestHugeValuesRejected: values near the float64 range would overflow
-// the posterior sums (issue 13: 1e307 over 30 pulls gave +Inf means).
+// the posterior sums (1e307 over 30 pulls once gave +Inf means).
 func TestHugeValuesRejected(t *testing.T) {
 	t.Parallel()
 	k := kernel.RBF{LengthScale: 0.5}

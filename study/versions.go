@@ -1,0 +1,105 @@
+package study
+
+// Rules are what one configuration version does: each rule in which two
+// versions differ is a named field, and a version is one full row of
+// versionTable. The engine asks a study's rules (Config.rules), never its
+// version number, so that a reader finds every rule of a version in one
+// place and a new version is one new row. A released row is never edited:
+// stored studies of that version must replay as written
+// (TestVersionTableReleased checks the rows against testdata/versions.json;
+// TestReplayGolden replays a journal recorded at each version).
+type Rules struct {
+	Version int `json:"version"`
+
+	// Defaults of a new study (Normalize).
+
+	// Refine allows and defaults version 2's fields: candidates that grow
+	// where the optimum may be (refine.go), fitted ARD hyperparameters
+	// (gp/hyper), 512 space-filling arms, an initial design of max(5, 2d)
+	// and beta 2 on the GP scale. Without it: a fixed arm set of 1024, one
+	// length scale, max(5, d+1) initial points.
+	Refine bool `json:"refine"`
+	// HorizonBeta makes the default exploration the budget-aware
+	// "horizon:2" (DefaultBetaV3, horizonBeta).
+	HorizonBeta bool `json:"horizon_beta"`
+	// WarpByDefault makes Warp auto the default (a Box-Cox power fitted by
+	// likelihood, warp.go) unless values are raw.
+	WarpByDefault bool `json:"warp_by_default"`
+
+	// The model.
+
+	// NoiseFloor floors BKB's fitted noise variance at dtcNoiseFloorV4
+	// (1e-5) rather than at Lambda (noise.go).
+	NoiseFloor bool `json:"noise_floor"`
+	// NoisyExploration scales the exploration by the fitted noise share
+	// and, under heavy noise, alternates joint maximizations (noise.go,
+	// refine.go).
+	NoisyExploration bool `json:"noisy_exploration"`
+	// LegacyCore keeps the numerics of versions up to 4 on near-dependent
+	// points of a DTC posterior (gp.DTC.SetLegacyCore).
+	LegacyCore bool `json:"legacy_core"`
+	// DictionaryFromPosterior draws the dictionary at a refit from the
+	// previous dictionary's posterior; without it every observed point
+	// enters S at a refit (the exact posterior).
+	DictionaryFromPosterior bool `json:"dictionary_from_posterior"`
+	// DropNearDependent keeps near-dependent points out of the dictionary
+	// (gp.DTC.SetDropNearDependent), so that a change of S never rebuilds
+	// the posterior.
+	DropNearDependent bool `json:"drop_near_dependent"`
+	// Resparsify redraws the dictionary only when the variance gained
+	// since the last draw is large (Calandriello et al. 2020, BBKB's
+	// resparsification rule); without it, at every observation.
+	Resparsify bool `json:"resparsify"`
+	// DeadPivots drops every near-dependent point below rounding in the
+	// exact core (gp.DTC.SetDeadPivots); without it their pivots are
+	// floored.
+	DeadPivots bool `json:"dead_pivots"`
+	// LocalSteps takes local quadratic steps once a third of the budget
+	// the study was created with is spent (localstep.go).
+	LocalSteps bool `json:"local_steps"`
+	// NoiseRobust takes version 4's dictionary rule and no warp while the
+	// fitted noise is heavy (noise.go).
+	NoiseRobust bool `json:"noise_robust"`
+	// SingleObjectiveRules keeps the warp and the local steps out of
+	// studies with constraints or several objectives (warp.go).
+	SingleObjectiveRules bool `json:"single_objective_rules"`
+	// WarpTestAtStart decides the warp on the initial design's skewness
+	// and the first evaluations only (warp.go).
+	WarpTestAtStart bool `json:"warp_test_at_start"`
+}
+
+// versionTable has one row per configuration version, the version's
+// number minus one its index. Append a row for a new version (with its
+// golden journal); never edit a row once released.
+var versionTable = []Rules{
+	{Version: 1, LegacyCore: true},
+	{Version: 2, Refine: true, LegacyCore: true},
+	{Version: 3, Refine: true, HorizonBeta: true, LegacyCore: true},
+	{Version: 4, Refine: true, HorizonBeta: true, NoiseFloor: true, NoisyExploration: true, LegacyCore: true},
+	{Version: 5, Refine: true, HorizonBeta: true, NoiseFloor: true, NoisyExploration: true,
+		DictionaryFromPosterior: true, DropNearDependent: true, Resparsify: true, DeadPivots: true},
+	{Version: 6, Refine: true, HorizonBeta: true, WarpByDefault: true, NoiseFloor: true, NoisyExploration: true,
+		DictionaryFromPosterior: true, DropNearDependent: true, Resparsify: true, DeadPivots: true, LocalSteps: true},
+	{Version: 7, Refine: true, HorizonBeta: true, WarpByDefault: true, NoiseFloor: true, NoisyExploration: true,
+		DictionaryFromPosterior: true, DropNearDependent: true, Resparsify: true, DeadPivots: true, LocalSteps: true,
+		NoiseRobust: true, SingleObjectiveRules: true},
+	{Version: 8, Refine: true, HorizonBeta: true, WarpByDefault: true, NoiseFloor: true, NoisyExploration: true,
+		DictionaryFromPosterior: true, DropNearDependent: true, Resparsify: true, LocalSteps: true,
+		NoiseRobust: true, SingleObjectiveRules: true, WarpTestAtStart: true},
+}
+
+// VersionRules returns the rules of configuration version v (false for a
+// version this build does not know).
+func VersionRules(v int) (Rules, bool) {
+	if v < 1 || v > len(versionTable) {
+		return Rules{}, false
+	}
+	return versionTable[v-1], true
+}
+
+// rules returns the rules of the configuration's version (a normalized
+// configuration's version is always in the table).
+func (c *Config) rules() Rules {
+	r, _ := VersionRules(c.Version)
+	return r
+}
