@@ -69,12 +69,14 @@ def _bad_name(name):
 
 
 class _Codec:
-    """A distribution's bkb parameter (spec) and the way back from bkb's
-    value to Optuna's (decode)."""
+    """A distribution's bkb parameter (spec), the way back from bkb's value
+    to Optuna's (decode), and for a parent of conditions (categorical or
+    integer), the way from Optuna's value to bkb's (encode)."""
 
-    def __init__(self, spec, decode):
+    def __init__(self, spec, decode, encode=None):
         self.spec = spec
         self.decode = decode
+        self.encode = encode
 
 
 def _is_number(c):
@@ -106,7 +108,7 @@ def _codec(name, dist):
             spec = {"name": name, "type": "int", "low": lo, "high": hi}
             if dist.log:
                 spec["log"] = True
-            return _Codec(spec, lambda v: min(max(int(round(float(v))), lo), hi))
+            return _Codec(spec, lambda v: min(max(int(round(float(v))), lo), hi), encode=int)
         # bkb's integers have no step: a stepped integer is bkb's stepped
         # float on the same grid low, low + step, ..., high (Optuna makes
         # high - low a multiple of step), mapped back to the integer.
@@ -132,7 +134,13 @@ def _codec(name, dist):
                     return choices[i]
             raise ValueError("bkb returned %r for parameter %r, not one of %r" % (v, name, enc))
 
-        return _Codec(spec, decode)
+        def encode(v):
+            for i, c in enumerate(choices):
+                if c is v or (type(c) is type(v) and c == v):
+                    return enc[i]
+            raise ValueError("%r is not a choice of parameter %r: %r" % (v, name, choices))
+
+        return _Codec(spec, decode, encode)
     return None
 
 
@@ -142,8 +150,11 @@ def _canon(p):
     choices = p.get("choices")
     if choices is not None:
         choices = [c if isinstance(c, str) else float(c) for c in choices]
+    cond = p.get("condition")
+    if cond:
+        cond = (cond.get("parent"), [v if isinstance(v, str) else float(v) for v in cond.get("values") or []])
     return (p.get("name"), p.get("type", "float"), float(p.get("low") or 0), float(p.get("high") or 0),
-            bool(p.get("log")), float(p.get("step") or 0), choices)
+            bool(p.get("log")), float(p.get("step") or 0), choices, cond)
 
 
 _NAME_BAD = re.compile(r"[^A-Za-z0-9._-]")
@@ -320,7 +331,11 @@ class BkbSampler(BaseSampler):
     bkb study's JSON configuration (serve/openapi.json, docs/optuna.md).
 
     search_space: a dict of Optuna distributions; bkb then chooses every
-    trial, the first included. Without it, the space is the parameters of
+    trial, the first included. conditions: with it, bkb's conditional
+    parameters (docs/conditional.md), {child: (parent, [values])}: child
+    exists only where the categorical or integer parent takes one of
+    values, as the objective's branches say; bkb's trials then hold the
+    active parameters only. Without it, the space is the parameters of
     the first complete trial (Optuna's intersection search space), which
     the independent sampler chose. The space never changes afterwards:
     parameters outside it go to independent_sampler (default
@@ -338,7 +353,7 @@ class BkbSampler(BaseSampler):
     """
 
     def __init__(self, *, url=None, token=None, seed=None, budget=0, policy=None, search_space=None,
-                 constraints_func=None, n_constraints=None, independent_sampler=None, study_name=None,
+                 conditions=None, constraints_func=None, n_constraints=None, independent_sampler=None, study_name=None,
                  bkb_path=None, dir=None, server_args=(), warn_independent_sampling=True, **config):
         self._url = url
         self._token = token
@@ -347,6 +362,14 @@ class BkbSampler(BaseSampler):
         self._policy = policy
         self._config = config
         self._search_space = dict(search_space) if search_space is not None else None
+        self._conditions = dict(conditions or {})
+        if self._conditions and self._search_space is None:
+            raise ValueError("BkbSampler: conditions= needs search_space= (the parameters they relate)")
+        for child, cond in self._conditions.items():
+            if child not in self._search_space or not isinstance(cond, (tuple, list)) or len(cond) != 2 \
+                    or cond[0] not in self._search_space or not isinstance(cond[1], (tuple, list)) or not cond[1]:
+                raise ValueError("BkbSampler: conditions[%r] = %r: want (parent, [values]), both parameters of "
+                                 "search_space" % (child, cond))
         self._constraints_func = constraints_func
         self._n_constraints = n_constraints
         self._independent = independent_sampler if independent_sampler is not None else RandomSampler(seed=seed)
@@ -416,7 +439,15 @@ class BkbSampler(BaseSampler):
         codecs = {n: c for n, c in codecs.items() if c is not None}
         if not codecs:
             return False
-        params = [c.spec for c in codecs.values()]
+        params = [dict(c.spec) for c in codecs.values()]
+        for p in params:
+            if p["name"] in self._conditions:
+                parent, values = self._conditions[p["name"]]
+                pc = codecs.get(parent)
+                if pc is None or pc.encode is None:
+                    raise ValueError("BkbSampler: the condition of %r names %r, which is not a categorical or integer "
+                                     "parameter of bkb's space (a stepped integer is a stepped float there)" % (p["name"], parent))
+                p["condition"] = {"parent": parent, "values": [pc.encode(v) for v in values]}
         directions = ["maximize" if d == optuna.study.StudyDirection.MAXIMIZE else "minimize" for d in study.directions]
         constraints = self._constraint_count(study)
         client = self.client()
@@ -540,11 +571,17 @@ class BkbSampler(BaseSampler):
         # value fell outside it and the independent sampler chose): the
         # point evaluated is not bkb's, and bkb is told it failed rather
         # than a value at a point it did not ask.
+        # Likewise a parameter bkb's conditions made inactive at its point
+        # that the objective suggested all the same.
         other = sorted(n for n, v in (asked or {}).items() if n in trial.params and trial.params[n] != v)
+        inactive = sorted(n for n in (self._space or {}) if asked is not None and n not in asked and n in trial.params)
         try:
-            if other:
-                bkb.tell(bt, failed="Optuna trial %d evaluated another point: %s" % (
-                    trial.number, ", ".join("%s=%r, not bkb's %r" % (n, trial.params[n], asked[n]) for n in other)))
+            if other or inactive:
+                why = ["%s=%r, not bkb's %r" % (n, trial.params[n], asked[n]) for n in other]
+                why += ["%s=%r, inactive at bkb's point (its condition: %s in %r)" % (
+                    n, trial.params[n], self._conditions[n][0], list(self._conditions[n][1]))
+                    if n in self._conditions else "%s=%r, not in bkb's point" % (n, trial.params[n]) for n in inactive]
+                bkb.tell(bt, failed="Optuna trial %d evaluated another point: %s" % (trial.number, "; ".join(why)))
             elif state == TrialState.COMPLETE:
                 kw = {"values": list(values)} if len(values) > 1 else {"value": values[0]}
                 if bkb.constraints:

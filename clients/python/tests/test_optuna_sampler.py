@@ -458,6 +458,63 @@ class SamplerTest(unittest.TestCase):
         if any("extra" in t.params for t in trials):
             self.assertTrue(any("'extra'" in w for w in warned), warned)
 
+    def test_conditions(self):
+        """search_space= with conditions= (bkb's conditional parameters):
+        every parameter the objective's branches suggest is bkb's, bkb's
+        trials hold the active ones only, and a branch that suggests a
+        parameter inactive at bkb's point is told failed."""
+        space = {"kernel": CategoricalDistribution(["linear", "rbf", "poly"]),
+                 "C": FloatDistribution(1e-3, 1e3, log=True),
+                 "gamma": FloatDistribution(1e-4, 10, log=True),
+                 "degree": IntDistribution(2, 5)}
+        conditions = {"gamma": ("kernel", ["rbf"]), "degree": ("kernel", ["poly"])}
+        sampler = self.sampler(seed=13, search_space=space, conditions=conditions)
+        study = optuna.create_study(sampler=sampler)
+
+        def obj(t):
+            kernel = t.suggest_categorical("kernel", ["linear", "rbf", "poly"])
+            v = (math.log10(t.suggest_float("C", 1e-3, 1e3, log=True)) - 1) ** 2
+            if kernel == "rbf":
+                v += (math.log10(t.suggest_float("gamma", 1e-4, 10, log=True)) + 2) ** 2
+            elif kernel == "poly":
+                v += abs(t.suggest_int("degree", 2, 5) - 3) + 0.5
+            else:
+                v += 1.0
+            return v
+
+        with self.warnings_of("optuna.bkb_client") as warned:
+            study.optimize(obj, n_trials=20)
+        self.assertEqual(warned, [])  # nothing sampled independently
+        stored = {p["name"]: p.get("condition") for p in sampler.bkb_study.summary()["space"]["params"]}
+        self.assertEqual(stored, {"kernel": None, "C": None, "gamma": {"parent": "kernel", "values": ["rbf"]},
+                                  "degree": {"parent": "kernel", "values": ["poly"]}})
+        bk = self.bkb_trials(sampler)
+        kernels = set()
+        for t in study.trials:
+            b = bk[t.system_attrs["bkb:trial"]]
+            self.assertEqual((b.state, b.value, b.params), ("complete", t.value, t.params))
+            kernels.add(t.params["kernel"])
+        self.assertEqual(kernels, {"linear", "rbf", "poly"})
+
+        def wrong(t):  # gamma for every kernel
+            t.suggest_categorical("kernel", ["linear", "rbf", "poly"])
+            t.suggest_float("C", 1e-3, 1e3, log=True)
+            return t.suggest_float("gamma", 1e-4, 10, log=True)
+
+        study.optimize(wrong, n_trials=6)
+        self.assertNotEqual({t.params["kernel"] for t in study.trials[20:]}, {"rbf"})
+        for t in study.trials[20:]:
+            b = self.bkb_trials(sampler)[t.system_attrs["bkb:trial"]]
+            if t.params["kernel"] == "rbf":
+                self.assertEqual(b.state, "complete")
+            else:
+                self.assertEqual(b.state, "failed")
+                self.assertIn("gamma=%r, inactive at bkb's point (its condition: kernel in ['rbf'])" % t.params["gamma"], b.error)
+        with self.assertRaisesRegex(ValueError, "conditions= needs search_space="):
+            BkbSampler(conditions=conditions)
+        with self.assertRaisesRegex(ValueError, "want \\(parent, \\[values\\]\\)"):
+            BkbSampler(search_space=space, conditions={"gamma": ("nope", ["rbf"])})
+
     def test_enqueued_and_changed_distributions(self):
         """bkb is told only trials evaluated at its points: an enqueued
         trial is not asked of bkb, and a trial whose distribution changed
