@@ -18,7 +18,9 @@ parameters of the first complete trial (Optuna's intersection search space,
 as Optuna's own relative samplers; that first trial is sampled by the
 independent sampler). Parameters outside that space, and every trial once
 the bkb study's budget is handed out, are sampled by the independent
-sampler (RandomSampler(seed) by default). See docs/optuna.md.
+sampler (RandomSampler(seed) by default). With conditions=, parameters of
+search_space= are bkb's conditional ones, as the objective's branches are.
+See docs/optuna.md.
 
 This module imports optuna; `import bkb_client` does not.
 """
