@@ -560,6 +560,7 @@ class SamplerTest(unittest.TestCase):
         by another sampler: the same bkb study continues; a study with
         another space gets a bkb study of its own."""
         tmp = tempfile.mkdtemp(prefix="bkb-optuna-url-")
+        self.addCleanup(shutil.rmtree, tmp, True)
         server = bkb_optuna._Server(BKB, os.path.join(tmp, "studies"))
         self.addCleanup(server.stop)
         storage = "sqlite:///" + os.path.join(tmp, "optuna.db")
