@@ -70,7 +70,7 @@ func (s scenario) String() string {
 var (
 	matrixPolicies   = []string{"bkb", "gp-ucb", "bbkb", "random"}
 	matrixKinds      = []string{"single", "multi", "constrained", "pruned"}
-	matrixSpaces     = []string{"continuous", "mixed"}
+	matrixSpaces     = []string{"continuous", "mixed", "conditional"}
 	matrixDoors      = []string{"cli", "go", "http", "python", "worker"}
 	matrixStores     = []string{"journal", "dir", "memory", "postgres"}
 	matrixInterrupts = []string{"none", "restart", "crash", "extend", "snapmissing", "snapdamaged", "snapstale", "copy"}
@@ -143,6 +143,15 @@ func drawScenarios(seed uint64, n int, havePython, havePG bool) (out []scenario,
 // language computes the same bits.
 func matrixEval(kind string, x []float64) (value float64, values, cons, curve []float64) {
 	sq := func(a float64) float64 { return float64(a * a) }
+	if len(x) == 4 {
+		// The conditional space: a, k (p or q), b when k is p, c when
+		// k is q; an inactive coordinate is never read.
+		v := x[2]
+		if x[1] == 1 {
+			v = x[3]
+		}
+		x = []float64{x[0], v, x[1]}
+	}
 	f1 := sq(x[0]-0.7) + sq(x[1]-1.3)
 	f2 := sq(x[0]+1) + sq(x[1]-3)
 	if len(x) > 2 {
@@ -168,7 +177,14 @@ import json, sys
 def sq(a):
     return a * a
 
+def remap(x):
+    if len(x) == 4:
+        # the conditional space: b when k is p, c when k is q
+        return [x[0], x[3] if x[1] == 1 else x[2], x[1]]
+    return x
+
 def evaluate(kind, x):
+    x = remap(x)
     f1 = sq(x[0] - 0.7) + sq(x[1] - 1.3)
     f2 = sq(x[0] + 1) + sq(x[1] - 3)
     if len(x) > 2:
@@ -199,7 +215,7 @@ const matrixPythonDriver = `
 import json, sys
 sys.path.insert(0, sys.argv[9])
 import bkb_client
-from matrix_plugin import evaluate
+from matrix_plugin import evaluate, remap
 
 url, name, kind, space_file, cfg, upto, extend, log = sys.argv[1:9]
 upto, extend = int(upto), int(extend)
@@ -217,6 +233,9 @@ if extend:
 def x_of(params):
     x = []
     for p in space:
+        if p["name"] not in params:
+            x.append(None)  # inactive
+            continue
         v = params[p["name"]]
         x.append(float(p["choices"].index(v)) if p["type"] == "categorical" else float(v))
     return x
@@ -236,8 +255,9 @@ while done() < upto:
         y = out["y"]
         stop = False
         # the curve, as in Go: f1 + ((4-s)*0.25)*(1+x1^2)
+        r = remap(x)
         for s in range(4):
-            v = y + ((4 - s) * 0.25) * (1 + x[1] * x[1])
+            v = y + ((4 - s) * 0.25) * (1 + r[1] * r[1])
             if t.report(s, v):
                 stop = True
                 break
@@ -886,6 +906,11 @@ func runScenario(t *testing.T, sc scenario, pgURL string) [][]float64 {
 
 func (e *matrixEnv) writeFiles() {
 	space := `{"params":[{"name":"a","type":"float","low":-2,"high":3},{"name":"b","type":"float","low":0,"high":4}]}`
+	if e.sc.Space == "conditional" {
+		space = `{"params":[{"name":"a","type":"float","low":-2,"high":3},{"name":"k","type":"categorical","choices":["p","q"]},` +
+			`{"name":"b","type":"float","low":0,"high":4,"condition":{"parent":"k","values":["p"]}},` +
+			`{"name":"c","type":"int","low":0,"high":4,"condition":{"parent":"k","values":["q"]}}]}`
+	}
 	if e.sc.Space == "mixed" {
 		space = `{"params":[{"name":"a","type":"float","low":-2,"high":3},{"name":"b","type":"int","low":0,"high":4},{"name":"c","type":"categorical","choices":["p","q","r"]}]}`
 	}
@@ -947,6 +972,14 @@ func TestDoorMatrix(t *testing.T) {
 	havePython := err == nil
 	pgURL := os.Getenv("BKB_POSTGRES_URL")
 	scs, skipped := drawScenarios(seed, n, havePython, pgURL != "")
+	if only := os.Getenv("BKB_MATRIX_ONLY"); only != "" {
+		// One combination, as a failure names it: policy,kind,space,doorA>doorB,store,interrupt.
+		f := strings.Split(strings.ReplaceAll(only, ">", ","), ",")
+		if len(f) != 7 {
+			t.Fatalf("BKB_MATRIX_ONLY=%q: want policy,kind,space,doorA>doorB,store,interrupt", only)
+		}
+		scs = []scenario{{f[0], f[1], f[2], f[3], f[4], f[5], f[6]}}
+	}
 	t.Logf("seed %d: %d combinations; draws left out: %v", seed, len(scs), skipped)
 	var refMu sync.Mutex
 	refs := map[scenario][][]float64{}
