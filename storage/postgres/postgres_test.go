@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/bkb-go/bkb/internal/testtier"
 	"github.com/bkb-go/bkb/storage"
 	"github.com/bkb-go/bkb/storage/postgres"
 	"github.com/bkb-go/bkb/storage/storagetest"
@@ -255,8 +256,8 @@ func TestWorkers(t *testing.T) {
 // TestKill kills -9 at least 20 workers at random moments; their trials
 // must be found stale (heartbeats stop) within the grace and failed.
 func TestKill(t *testing.T) {
-	if testing.Short() {
-		t.Skip("kill test: a few seconds; run without -short")
+	if testtier.ShortTier() {
+		t.Skip("kill test: a few seconds; skipped in the short tier (the e2e tier runs it: go test -tags e2e -short)")
 	}
 	const grace = 1500 * time.Millisecond
 	open, env := fleetStudy(t, grace)
