@@ -9,7 +9,8 @@
 //     dashboard in chromium, the documented commands), and the full -short
 //     size of the few randomized or experimental tests that the short tier
 //     runs smaller (ShortTier);
-//   - the long tier, go test ./... without -short: the paper-size tables.
+//   - the long tier, go test -tags e2e ./... (without -short): every
+//     test at full size, the paper-size tables.
 //
 // Only tests import it.
 package testtier
