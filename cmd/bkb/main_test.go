@@ -192,7 +192,10 @@ type runResult struct {
 
 // runBKB runs bkb with args and extra environment entries: in this
 // process (run, as TestRunInProcess checks it) when env is empty, else as a
-// separate process (the test binary as bkb) whose environment adds env.
+// separate process (runBKBProcess). A run in this process shares the
+// process's state with the runs before it (the passwords registered for
+// masking, the paths given with --overwrite): a test whose assertion needs
+// a fresh process calls runBKBProcess.
 func runBKB(t *testing.T, env []string, args ...string) runResult {
 	t.Helper()
 	if len(env) == 0 {
@@ -200,6 +203,13 @@ func runBKB(t *testing.T, env []string, args ...string) runResult {
 		code := run(context.Background(), args, &out, &errb)
 		return runResult{code: code, stdout: out.String(), stderr: errb.String()}
 	}
+	return runBKBProcess(t, env, args...)
+}
+
+// runBKBProcess runs bkb as a separate process (the test binary as bkb),
+// its environment this one's plus env.
+func runBKBProcess(t *testing.T, env []string, args ...string) runResult {
+	t.Helper()
 	cmd := exec.Command(bkbBin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer
