@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/bkb-go/bkb/internal/testtier"
 )
 
 // TestCurveTask: the curve starts c(u) above its limit and converges to
@@ -132,8 +134,8 @@ func TestSGDMatchesPeer(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/python3"); err != nil {
 		t.Skip("no /usr/bin/python3")
 	}
-	if testing.Short() {
-		t.Skip("trains the model in Python; skipped in -short mode")
+	if testtier.ShortTier() {
+		t.Skip("trains the model in Python; skipped in the short tier (the e2e tier runs it: go test -tags e2e -short)")
 	}
 	out, err := exec.Command("/usr/bin/python3", "peerprune/optuna_prune.py", "--sgd-curve", "0.003", "1e-5", "0.5", "1", "0").Output()
 	if err != nil {

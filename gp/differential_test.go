@@ -12,6 +12,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/bkb-go/bkb/internal/testtier"
 	"github.com/bkb-go/bkb/kernel"
 )
 
@@ -525,12 +526,17 @@ func diffRebuilt(g *DTC, c diffCase, ymax float64) (e float64, drop bool, tol fl
 }
 
 // TestDifferentialAgainstBigFloat runs diffSequences random sequences
-// (BKB_DIFF_SEQUENCES overrides; -short runs fewer and shorter ones).
+// (BKB_DIFF_SEQUENCES overrides; -short runs fewer and shorter ones: 1000
+// of 25 operations in the end-to-end tier, the first 250 of them in the
+// short tier).
 func TestDifferentialAgainstBigFloat(t *testing.T) {
 	t.Parallel()
 	n, ops := 3000, 60
 	if testing.Short() {
 		n, ops = 1000, 25
+	}
+	if testtier.ShortTier() {
+		n = 250
 	}
 	if s := os.Getenv("BKB_DIFF_SEQUENCES"); s != "" {
 		v, err := strconv.Atoi(s)

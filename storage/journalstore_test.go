@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bkb-go/bkb/internal/testtier"
 	"github.com/bkb-go/bkb/storage"
 	"github.com/bkb-go/bkb/storage/storagetest"
 )
@@ -95,8 +96,8 @@ func TestJournalStoreWorkers(t *testing.T) {
 // trial of a killed worker failed as stale by a live worker, the budget
 // reached.
 func TestJournalStoreKill(t *testing.T) {
-	if testing.Short() {
-		t.Skip("kill test: a few seconds; run without -short")
+	if testtier.ShortTier() {
+		t.Skip("kill test: a few seconds; skipped in the short tier (the e2e tier runs it: go test -tags e2e -short)")
 	}
 	open, env := newFleetStudy(t)
 	res := storagetest.RunFleet(t, open, "fleet", storagetest.Fleet{Workers: 8, Budget: 300, EvalMax: 30 * time.Millisecond, Env: env, Kills: 24})

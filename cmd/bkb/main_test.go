@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -16,25 +17,42 @@ import (
 	"time"
 )
 
-// bkbBin is the bkb binary built once by TestMain; the end-to-end tests run
-// it as a user would.
+// bkbBin is the path the tests run bkb by, as a user would: a symbolic
+// link named bkb to the test binary itself, which TestMain turns into bkb
+// (the re-exec trick: no `go build` of a second binary).
 var bkbBin string
 
-// TestMain builds the binary, or, when BKB_TEST_PLUGIN is set, turns the
-// test binary into a plugin program for bkb to run (the re-exec trick: no
-// second build).
+// asMainEnv, set to 1, also makes the test binary run as bkb; TestMain
+// unsets it before running, so the programs bkb starts (the test binary as
+// a plugin) do not inherit it.
+const asMainEnv = "BKB_TEST_AS_MAIN"
+
+// TestMain runs the test binary as bkb when it is invoked as "bkb" (the
+// link bkbBin) or with BKB_TEST_AS_MAIN=1; turns it into a plugin program
+// for bkb to run when BKB_TEST_PLUGIN is set; and otherwise makes the link
+// bkbBin and runs the tests.
 func TestMain(m *testing.M) {
+	if filepath.Base(os.Args[0]) == "bkb" || os.Getenv(asMainEnv) == "1" {
+		os.Unsetenv(asMainEnv)
+		main()
+		return
+	}
 	if mode := os.Getenv("BKB_TEST_PLUGIN"); mode != "" {
 		os.Exit(testPlugin(mode))
 	}
-	dir, err := os.MkdirTemp("", "bkb-e2e-")
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	dir, err := os.MkdirTemp("", "bkb-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	bkbBin = filepath.Join(dir, "bkb")
-	if out, err := exec.Command("go", "build", "-o", bkbBin, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building bkb: %v\n%s", err, out)
+	if err := os.Symlink(exe, bkbBin); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
@@ -172,8 +190,25 @@ type runResult struct {
 	stdout, stderr string
 }
 
-// runBKB runs the binary with args and extra environment entries.
+// runBKB runs bkb with args and extra environment entries: in this
+// process (run, as TestRunInProcess checks it) when env is empty, else as a
+// separate process (runBKBProcess). A run in this process shares the
+// process's state with the runs before it (the passwords registered for
+// masking, the paths given with --overwrite): a test whose assertion needs
+// a fresh process calls runBKBProcess.
 func runBKB(t *testing.T, env []string, args ...string) runResult {
+	t.Helper()
+	if len(env) == 0 {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), args, &out, &errb)
+		return runResult{code: code, stdout: out.String(), stderr: errb.String()}
+	}
+	return runBKBProcess(t, env, args...)
+}
+
+// runBKBProcess runs bkb as a separate process (the test binary as bkb),
+// its environment this one's plus env.
+func runBKBProcess(t *testing.T, env []string, args ...string) runResult {
 	t.Helper()
 	cmd := exec.Command(bkbBin, args...)
 	cmd.Env = append(os.Environ(), env...)

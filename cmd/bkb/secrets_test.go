@@ -166,7 +166,7 @@ func TestPasswordMaskedCLI(t *testing.T) {
 			{"worker", "--storage", conn, "--study", study, "--progress", "lines"},
 			{"status", "--storage", conn, "--study", study + "-missing"},
 		} {
-			r := runBKB(t, nil, args...)
+			r := runBKBProcess(t, nil, args...) // a fresh process: no password registered by an earlier run
 			for _, leak := range []string{":" + pw + "@", "password=" + pw} {
 				if strings.Contains(r.stdout+r.stderr, leak) {
 					t.Errorf("%v printed the password (%q): %s %s", args, leak, r.stdout, r.stderr)

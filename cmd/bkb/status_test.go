@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/bkb-go/bkb/serve"
 	"github.com/bkb-go/bkb/storage"
 	"github.com/bkb-go/bkb/study"
 )
@@ -80,17 +83,31 @@ func TestStatusModelJSON(t *testing.T) {
 	}
 }
 
-// TestStatusBudgetInForce: after `bkb serve` extended a study's budget
-// (the attribute bkb.budget), status, `bkb studies` and the server agree
-// on the extended budget.
+// TestStatusBudgetInForce: after the server (POST /api/studies/b/budget,
+// in process) extended a study's budget, status, `bkb studies` and the
+// server agree on the extended budget.
 func TestStatusBudgetInForce(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	moStudy(t, dir, "b", 2)
-	srv := startServe(t, "--dir", dir)
-	if code := call(t, "POST", srv.url+"/api/studies/b/budget", map[string]any{"budget": 25}, nil); code != 200 {
-		t.Fatalf("extend: status %d", code)
+	d, err := storage.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer d.Close()
+	srv, err := serve.New(serve.Options{Storage: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	req, _ := http.NewRequest("POST", ts.URL+"/api/studies/b/budget", strings.NewReader(`{"budget": 25}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := ts.Client().Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("extend: %v %v", err, resp)
+	}
+	resp.Body.Close()
 	r := runBKB(t, nil, "status", "--study", filepath.Join(dir, "b.jsonl"), "--json")
 	if r.code != 0 {
 		t.Fatalf("status: code %d\n%s", r.code, r.stderr)
@@ -103,10 +120,14 @@ func TestStatusBudgetInForce(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &rows); err != nil || len(rows) != 1 || rows[0].Budget != 25 {
 		t.Errorf("studies: %v %s", err, r.stdout)
 	}
+	resp, err = ts.Client().Get(ts.URL + "/api/studies/b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
 	var sum struct{ Budget int }
-	call(t, "GET", srv.url+"/api/studies/b", nil, &sum)
-	if sum.Budget != 25 {
-		t.Errorf("server: budget %d", sum.Budget)
+	if err := json.NewDecoder(resp.Body).Decode(&sum); err != nil || sum.Budget != 25 {
+		t.Errorf("server: budget %d (%v)", sum.Budget, err)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bkb-go/bkb/internal/testtier"
 )
 
 const braninMin = 0.39788735772973816
@@ -58,8 +60,8 @@ func pythonExample(t *testing.T, script string) []string {
 // skipped in -short mode.
 func goExample(t *testing.T, pkg string) []string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds a program; skipped in -short mode")
+	if testtier.ShortTier() {
+		t.Skip("builds a program; skipped in the short tier (the e2e tier runs it: go test -tags e2e -short)")
 	}
 	gobin, err := exec.LookPath("go")
 	if err != nil {
