@@ -76,7 +76,7 @@ func TestConditionalSpace(t *testing.T) {
 			if g, ok := tr.Params["gamma"].(float64); ok {
 				v += g
 			}
-			c.must("POST", fmt.Sprintf("/api/studies/cond/trials/%d/tell", tr.Trial), map[string]any{"value": v}, nil, http.StatusOK)
+			c.must("POST", fmt.Sprintf("/api/studies/cond/trials/%d/tell", tr.Trial), map[string]any{"value": v, "lease": tr.Lease}, nil, http.StatusOK)
 		}
 	}
 	var trials struct {
