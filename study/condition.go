@@ -417,3 +417,34 @@ func checkBlanks(s Space, x []float64, blank []bool) error {
 	}
 	return nil
 }
+
+// branchParam returns the parameter whose values are a conditional space's
+// branches: the first categorical without a condition of its own that is
+// the parent of another parameter (-1 when there is none).
+func (c *condPlan) branchParam() int {
+	for i, p := range c.space.Params {
+		if p.Type != TypeCategorical || c.parent[i] >= 0 {
+			continue
+		}
+		for _, q := range c.parent {
+			if q == i {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// branchOf returns the branch (the choice of branch parameter i) of the
+// encoded point u: its largest one-hot coordinate.
+func (c *condPlan) branchOf(i int, u []float64) int {
+	k := len(c.space.Params[i].Choices)
+	block := u[c.off[i] : c.off[i]+k]
+	best := 0
+	for j, v := range block {
+		if v > block[best] {
+			best = j
+		}
+	}
+	return best
+}

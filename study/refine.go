@@ -652,6 +652,23 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 		r.restartDue = false
 		r.startLocal(inc, acq)
 	}
+	// A conditional space's branch ask (branchEvery): the candidates of
+	// the branches the incumbent is not in compete alone, with a trust
+	// region around each branch's best point, so that a run does not lock
+	// onto the first branch that looks good (a GP that saw a few poor
+	// points of a branch believes all of it poor, where the branch's basin
+	// may be narrow; TPE keeps sampling every branch by its density).
+	branch, incBranch := -1, -1
+	if r.cond != nil && r.local == nil && r.asks%branchEvery == 0 {
+		if branch = r.cond.branchParam(); branch >= 0 {
+			incBranch = r.cond.branchOf(branch, inc)
+			for _, x := range r.branchBests(e, branch, incBranch) {
+				if err := trust(x, r.region.Radius, trustPoints); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
 	if r.local != nil {
 		// Only the local region's candidates compete.
 		cs = cs[:0]
@@ -745,6 +762,13 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 	if len(cs) == 0 || math.IsInf(cs[0].v, -1) || math.IsNaN(cs[0].v) {
 		return nil, fmt.Errorf("study: no candidate has a finite acquisition (every one pending or failed?)")
 	}
+	if branch >= 0 {
+		for _, c := range cs {
+			if !math.IsInf(c.v, -1) && r.cond.branchOf(branch, c.x) != incBranch {
+				return slices.Clone(c.x), nil
+			}
+		}
+	}
 	// Keep the best for the next ask; retire the rest.
 	r.pool = r.pool[:0]
 	for _, c := range cs[:min(poolSize, len(cs))] {
@@ -753,6 +777,38 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 		}
 	}
 	return slices.Clone(cs[0].x), nil
+}
+
+// branchEvery: one ask in branchEvery of a conditional space is a branch
+// ask (see suggest). Chosen among 3, 4 and 6 on the tuning half of
+// bench/peers/conditional.py (cond-a, cond-b, breast-cancer; 10 seeds):
+// the lowest mean best value on three of its five rows that differ
+// (docs/conditional.md).
+const branchEvery = 4
+
+// branchBests returns the best observed point of every branch (choice of
+// the branch parameter) but skip.
+func (r *refiner) branchBests(e *engine, branch, skip int) [][]float64 {
+	k := len(r.cond.space.Params[branch].Choices)
+	best := make([]int, k)
+	for i := range best {
+		best[i] = -1
+	}
+	for i, o := range e.succ {
+		x := e.enc[o.arm*e.e : (o.arm+1)*e.e]
+		b := r.cond.branchOf(branch, x)
+		if b != skip && (best[b] < 0 || e.reward(o.value) > e.reward(e.succ[best[b]].value)) {
+			best[b] = i
+		}
+	}
+	var out [][]float64
+	for _, i := range best {
+		if i >= 0 {
+			o := e.succ[i]
+			out = append(out, e.enc[o.arm*e.e:(o.arm+1)*e.e])
+		}
+	}
+	return out
 }
 
 // startLocal begins a local phase: its center is the global point of

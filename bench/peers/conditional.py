@@ -11,7 +11,7 @@ a parameter is suggested only when its condition holds).
 Usage (single-threaded on both sides, alternating per seed):
 
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 GOMAXPROCS=1 \\
-        /usr/bin/python3 bench/peers/conditional.py run BKB PROBLEM[,PROBLEM...] SEEDS T1/T2 > out.jsonl
+        /usr/bin/python3 bench/peers/conditional.py run BKB PROBLEM[,PROBLEM...] SEEDS T1/T2 [SAMPLERS] > out.jsonl
     /usr/bin/python3 bench/peers/conditional.py table out.jsonl
 
 BKB is the bkb binary (go build -o bkb ./cmd/bkb). Each run prints one JSON line: sampler,
@@ -277,9 +277,10 @@ def main():
         seeds = range(1, int(seeds) + 1) if "-" not in seeds else range(int(seeds.split("-")[0]), int(seeds.split("-")[1]) + 1)
         cps = [int(t) for t in ts.split("/")]
         T = max(cps)
+        samplers = sys.argv[6].split(",") if len(sys.argv) > 6 else ["bkb", "tpe", "tpe-mv-group"]
         for problem in problems:
             for seed in seeds:
-                for sampler in ("bkb", "tpe", "tpe-mv-group"):  # alternating within each seed
+                for sampler in samplers:  # alternating within each seed
                     if sampler == "bkb":
                         vals, cpu, obj = run_bkb(bkb, problem, seed, T)
                     else:
