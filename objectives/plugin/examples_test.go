@@ -82,7 +82,7 @@ func TestExamplePython(t *testing.T) {
 
 func TestExampleGo(t *testing.T) {
 	t.Parallel()
-	checkBranin(t, goExample(t, "./examples/go"))
+	checkBranin(t, goExample(t, "./examples/go/branin"))
 }
 
 // toyLoss is the objective of the toy-model examples, written again here

@@ -9,7 +9,7 @@
 //
 // Build it with
 //
-//	go build -o branin ./objectives/plugin/examples/go
+//	go build -o branin ./objectives/plugin/examples/go/branin
 //
 // and use "./branin" as the plugin command.
 //
