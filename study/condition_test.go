@@ -397,7 +397,7 @@ func TestConditionCandidates(t *testing.T) {
 		s.mu.Unlock()
 		canonical := func(what string, u []float64) {
 			c := slices.Clone(u)
-			e.cond.canonicalizeEncoded(c)
+			e.cond.CanonicalizeEncoded(c)
 			if !reflect.DeepEqual(c, u) {
 				t.Errorf("%s: %s %v is not canonical (%v)", cand, what, u, c)
 			}

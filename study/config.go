@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 
+	spacepkg "github.com/bkb-go/bkb/space"
+
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/bkb-go/bkb/acquisition"
@@ -720,13 +722,13 @@ func (c *Config) BuildArms() (*mat.Dense, error) {
 	out := make([]float64, 0, n*p)
 	seen := make(map[string]bool, n)
 	x := make([]float64, p)
-	cond := c.Space.plan() // nil without conditions
+	cond := c.Space.Plan() // nil without conditions
 	for i := 0; i < n; i++ {
 		c.Space.FromUnit(x, u.RawRowView(i))
 		if cond != nil {
 			// Design points that differ only where parameters are
 			// inactive are one point (condition.go).
-			cond.canonicalize(x)
+			cond.Canonicalize(x)
 		}
 		key := pointKey(x)
 		if seen[key] {
@@ -919,7 +921,7 @@ func readCSV(r io.Reader, space Space, name string, withValue bool) ([]csvRow, e
 			row.x[i] = v
 		}
 		if space.Conditional() {
-			if err := checkBlanks(space, row.x, blank); err != nil {
+			if err := spacepkg.CheckBlanks(space, row.x, blank); err != nil {
 				return nil, fmt.Errorf("study: %s:%d: %v", name, line, err)
 			}
 		}

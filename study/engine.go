@@ -14,6 +14,7 @@ import (
 	"github.com/bkb-go/bkb/bandit"
 	"github.com/bkb-go/bkb/gp/hyper"
 	"github.com/bkb-go/bkb/pruner"
+	"github.com/bkb-go/bkb/space"
 	"github.com/bkb-go/bkb/storage"
 )
 
@@ -46,7 +47,7 @@ type engine struct {
 	p, e  int // parameters and encoded coordinates per arm
 	// cond is the space's compiled conditions (condition.go), nil for a
 	// space without any: such a space takes none of their paths.
-	cond *condPlan
+	cond *space.Plan
 
 	vals []float64 // arm values, row-major n x p
 	enc  []float64 // encoded arms, row-major n x e
@@ -124,7 +125,7 @@ func newEngine(cfg *Config) (*engine, error) {
 	e := &engine{cfg: cfg, space: cfg.Space, p: p, e: cfg.Space.EncodedDim(), byX: map[string]int{},
 		design: rand.New(src), designSrc: src,
 		designSeen: map[int]bool{}, lengthScale: cfg.Kernel.LengthScale, scale: 1,
-		pending: map[int]int{}, waiting: map[int]int{}, cond: cfg.Space.plan()}
+		pending: map[int]int{}, waiting: map[int]int{}, cond: cfg.Space.Plan()}
 	e.firstDiverged.trial = -1
 	n, _ := arms.Dims()
 	for i := 0; i < n; i++ {
@@ -201,7 +202,7 @@ func (e *engine) suggest() (int, error) {
 		x := make([]float64, e.p)
 		e.space.Decode(x, u)
 		if e.cond != nil {
-			e.cond.canonicalize(x) // Decode's placeholders are not exact
+			e.cond.Canonicalize(x) // Decode's placeholders are not exact
 		}
 		return e.armOf(x)
 	}

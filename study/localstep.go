@@ -184,7 +184,7 @@ func (e *engine) localArm() int {
 	x := make([]float64, e.p)
 	e.space.Decode(x, u)
 	if e.cond != nil {
-		e.cond.canonicalize(x) // (a conditional space takes no local steps)
+		e.cond.Canonicalize(x) // (a conditional space takes no local steps)
 	}
 	if i, ok := e.byX[pointKey(x)]; ok {
 		for _, o := range e.succ {

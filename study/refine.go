@@ -15,6 +15,7 @@ import (
 	"github.com/bkb-go/bkb/gp"
 	"github.com/bkb-go/bkb/gp/hyper"
 	"github.com/bkb-go/bkb/kernel"
+	"github.com/bkb-go/bkb/space"
 )
 
 // Candidate growth of a version 2 study (Config.Candidates grow).
@@ -94,7 +95,7 @@ type refiner struct {
 	dom candidates.Domain
 	// cond is the space's compiled conditions, nil without any; with
 	// them every candidate is canonicalized (condition.go).
-	cond   *condPlan
+	cond   *space.Plan
 	d      int
 	global *mat.Dense // encoded global set
 
@@ -160,7 +161,7 @@ type refiner struct {
 
 func newRefiner(cfg *Config, global *mat.Dense) *refiner {
 	d := cfg.Space.EncodedDim()
-	return &refiner{cfg: cfg, dom: cfg.Space.Domain(), cond: cfg.Space.plan(), d: d, global: global, scale: 1,
+	return &refiner{cfg: cfg, dom: cfg.Space.Domain(), cond: cfg.Space.Plan(), d: d, global: global, scale: 1,
 		region: candidates.NewRegion(d), best: math.Inf(-1)}
 }
 
@@ -571,7 +572,7 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 		x := make([]float64, r.d)
 		r.dom.Random(x, rng)
 		if r.cond != nil {
-			r.cond.canonicalizeEncoded(x)
+			r.cond.CanonicalizeEncoded(x)
 		}
 		return x, nil
 	}
@@ -601,7 +602,7 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 	if r.cond != nil {
 		acq, seen = r.conditionalAcq(acq), map[string]bool{}
 		add = func(x []float64) {
-			r.cond.canonicalizeEncoded(x)
+			r.cond.CanonicalizeEncoded(x)
 			if k := pointKey(x); !seen[k] {
 				seen[k] = true
 				cs = append(cs, cand{x, acq(x)})
@@ -660,8 +661,8 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 	// may be narrow; TPE keeps sampling every branch by its density).
 	branch, incBranch := -1, -1
 	if r.cond != nil && r.local == nil && r.asks%branchEvery == 0 {
-		if branch = r.cond.branchParam(); branch >= 0 {
-			incBranch = r.cond.branchOf(branch, inc)
+		if branch = r.cond.BranchParam(); branch >= 0 {
+			incBranch = r.cond.BranchOf(branch, inc)
 			for _, x := range r.branchBests(e, branch, incBranch) {
 				if err := trust(x, r.region.Radius, trustPoints); err != nil {
 					return nil, err
@@ -749,7 +750,7 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 			}
 			if seen != nil {
 				// acq reads p canonicalized: v is its canonical point's.
-				r.cond.canonicalizeEncoded(p)
+				r.cond.CanonicalizeEncoded(p)
 				if k := pointKey(p); seen[k] {
 					continue
 				}
@@ -764,7 +765,7 @@ func (r *refiner) suggest(e *engine) ([]float64, error) {
 	}
 	if branch >= 0 {
 		for _, c := range cs {
-			if !math.IsInf(c.v, -1) && r.cond.branchOf(branch, c.x) != incBranch {
+			if !math.IsInf(c.v, -1) && r.cond.BranchOf(branch, c.x) != incBranch {
 				return slices.Clone(c.x), nil
 			}
 		}
@@ -789,14 +790,14 @@ const branchEvery = 4
 // branchBests returns the best observed point of every branch (choice of
 // the branch parameter) but skip.
 func (r *refiner) branchBests(e *engine, branch, skip int) [][]float64 {
-	k := len(r.cond.space.Params[branch].Choices)
+	k := len(r.cfg.Space.Params[branch].Choices)
 	best := make([]int, k)
 	for i := range best {
 		best[i] = -1
 	}
 	for i, o := range e.succ {
 		x := e.enc[o.arm*e.e : (o.arm+1)*e.e]
-		b := r.cond.branchOf(branch, x)
+		b := r.cond.BranchOf(branch, x)
 		if b != skip && (best[b] < 0 || e.reward(o.value) > e.reward(e.succ[best[b]].value)) {
 			best[b] = i
 		}
@@ -1102,7 +1103,7 @@ func (r *refiner) conditionalAcq(acq func([]float64) float64) func([]float64) fl
 	buf := make([]float64, r.d)
 	return func(x []float64) float64 {
 		copy(buf, x)
-		r.cond.canonicalizeEncoded(buf)
+		r.cond.CanonicalizeEncoded(buf)
 		return acq(buf)
 	}
 }

@@ -41,7 +41,7 @@ type Slice struct {
 // configured kernel before any fit.
 func (s *Study) Slice(param string, points int) (Slice, error) {
 	sp := s.cfg.Space
-	pi := sp.index(param)
+	pi := sp.Index(param)
 	if pi < 0 {
 		return Slice{}, fmt.Errorf("study %s has no parameter %q (it has %v)", s.name, param, sp.Names())
 	}
@@ -52,7 +52,7 @@ func (s *Study) Slice(param string, points int) (Slice, error) {
 	}
 	if p.Condition != nil && !sp.Active(best.X)[pi] {
 		// The model does not vary with a parameter where it is inactive.
-		return Slice{}, fmt.Errorf("study %s: parameter %q is %w at the best trial %d (it exists when %s)", s.name, param, ErrInactive, best.Number, sp.describe(pi))
+		return Slice{}, fmt.Errorf("study %s: parameter %q is %w at the best trial %d (it exists when %s)", s.name, param, ErrInactive, best.Number, sp.Describe(pi))
 	}
 	var obs []TrialResult
 	for _, t := range s.Trials() {
@@ -116,12 +116,12 @@ func (s *Study) Slice(param string, points int) (Slice, error) {
 			out.X = append(out.X, float64(i))
 			out.Labels = append(out.Labels, fmt.Sprint(c))
 		}
-	case p.levels() > 0 && p.levels() <= points:
-		for k := 0; k < p.levels(); k++ {
+	case p.Levels() > 0 && p.Levels() <= points:
+		for k := 0; k < p.Levels(); k++ {
 			if p.Type == TypeInt {
 				out.X = append(out.X, p.Low+float64(k))
 			} else {
-				out.X = append(out.X, p.stepValue(k))
+				out.X = append(out.X, p.StepValue(k))
 			}
 		}
 	default:

@@ -1,4 +1,4 @@
-package study
+package space
 
 import (
 	"math"
@@ -21,8 +21,8 @@ func (s Space) Domain() candidates.Domain {
 		switch {
 		case p.Type == TypeCategorical:
 			d.Coords = append(d.Coords, candidates.OneHot(i, len(p.Choices))...)
-		case p.levels() > 0 && p.levels() <= maxDomainLevels:
-			n := p.levels()
+		case p.Levels() > 0 && p.Levels() <= maxDomainLevels:
+			n := p.Levels()
 			lv := make([]float64, 0, n)
 			for k := 0; k < n; k++ {
 				u := p.unit(p.levelValue(k))
@@ -43,7 +43,7 @@ func (p Param) levelValue(k int) float64 {
 	if p.Type == TypeInt {
 		return p.Low + float64(k)
 	}
-	return p.stepValue(k)
+	return p.StepValue(k)
 }
 
 // Decode writes to dst the valid point nearest (on each parameter's scale)
@@ -77,7 +77,7 @@ func (s Space) Decode(dst, u []float64) {
 			x = math.Round(x)
 		case p.Step > 0:
 			j := int(math.Round((x - p.Low) / p.Step))
-			x = p.stepValue(min(max(j, 0), p.levels()-1))
+			x = p.StepValue(min(max(j, 0), p.Levels()-1))
 		}
 		dst[i] = math.Min(math.Max(x, p.Low), p.High)
 	}

@@ -1,4 +1,4 @@
-package study
+package space
 
 import (
 	"encoding/json"
@@ -63,7 +63,7 @@ func (p Param) Placeholder() float64 {
 	case p.Type == TypeCategorical:
 		return 0
 	case p.Step > 0:
-		return p.stepValue((p.levels() - 1) / 2)
+		return p.StepValue((p.Levels() - 1) / 2)
 	case p.Log:
 		v = math.Sqrt(p.Low) * math.Sqrt(p.High)
 	default:
@@ -161,8 +161,8 @@ func (p Param) conditionValue(v any) (float64, error) {
 	return f, nil
 }
 
-// condPlan is the compiled conditions of a valid conditional space.
-type condPlan struct {
+// Plan is the compiled conditions of a valid conditional space.
+type Plan struct {
 	parent []int              // parent index, -1 without a condition
 	allow  []map[float64]bool // parent values (point values) under which each exists
 	order  []int              // parameters, every parent before its children
@@ -174,19 +174,19 @@ type condPlan struct {
 	act    []bool             // scratch: activity
 }
 
-// plan compiles the conditions of the valid space s; nil when it has none.
-func (s Space) plan() *condPlan {
+// Plan compiles the conditions of the valid space s; nil when it has none.
+func (s Space) Plan() *Plan {
 	if !s.Conditional() {
 		return nil
 	}
 	n := len(s.Params)
-	c := &condPlan{parent: make([]int, n), allow: make([]map[float64]bool, n), place: make([]float64, n),
+	c := &Plan{parent: make([]int, n), allow: make([]map[float64]bool, n), place: make([]float64, n),
 		off: make([]int, n), enc: make([][]float64, n), space: s, buf: make([]float64, n), act: make([]bool, n)}
 	k := 0
 	for i, p := range s.Params {
 		c.parent[i] = -1
 		if p.Condition != nil {
-			c.parent[i] = s.index(p.Condition.Parent)
+			c.parent[i] = s.Index(p.Condition.Parent)
 			c.allow[i] = map[float64]bool{}
 			for _, v := range p.Condition.Values {
 				if x, err := s.Params[c.parent[i]].conditionValue(v); err == nil {
@@ -216,8 +216,8 @@ func (s Space) plan() *condPlan {
 	return c
 }
 
-// active writes to dst whether each parameter is active at the point x.
-func (c *condPlan) active(dst []bool, x []float64) []bool {
+// Active writes to dst whether each parameter is active at the point x.
+func (c *Plan) Active(dst []bool, x []float64) []bool {
 	for _, i := range c.order {
 		j := c.parent[i]
 		dst[i] = j < 0 || dst[j] && c.allow[i][x[j]]
@@ -225,22 +225,22 @@ func (c *condPlan) active(dst []bool, x []float64) []bool {
 	return dst
 }
 
-// canonicalize sets the inactive parameters of x to their placeholders.
-func (c *condPlan) canonicalize(x []float64) {
-	for i, a := range c.active(c.act, x) {
+// Canonicalize sets the inactive parameters of x to their placeholders.
+func (c *Plan) Canonicalize(x []float64) {
+	for i, a := range c.Active(c.act, x) {
 		if !a {
 			x[i] = c.place[i]
 		}
 	}
 }
 
-// canonicalizeEncoded sets the GP coordinates of the parameters inactive
+// CanonicalizeEncoded sets the GP coordinates of the parameters inactive
 // at the encoded point u (valid for the space's Domain) to those of their
 // placeholders, leaving the active ones as they are: two candidates that
 // differ only where the parameters are inactive become the same point.
-func (c *condPlan) canonicalizeEncoded(u []float64) {
+func (c *Plan) CanonicalizeEncoded(u []float64) {
 	c.space.Decode(c.buf, u)
-	for i, a := range c.active(c.act, c.buf) {
+	for i, a := range c.Active(c.act, c.buf) {
 		if !a {
 			copy(u[c.off[i]:], c.enc[i])
 		}
@@ -251,27 +251,27 @@ func (c *condPlan) canonicalizeEncoded(u []float64) {
 // x (every parameter of a space without conditions is).
 func (s Space) Active(x []float64) []bool {
 	out := make([]bool, len(s.Params))
-	c := s.plan()
+	c := s.Plan()
 	if c == nil {
 		for i := range out {
 			out[i] = true
 		}
 		return out
 	}
-	return c.active(out, x)
+	return c.Active(out, x)
 }
 
 // Canonicalize sets the parameters inactive at the point x to their
 // placeholders (nothing changes in a space without conditions).
 func (s Space) Canonicalize(x []float64) {
-	if c := s.plan(); c != nil {
-		c.canonicalize(x)
+	if c := s.Plan(); c != nil {
+		c.Canonicalize(x)
 	}
 }
 
-// describe says when the parameter i of the space exists, for errors:
+// Describe says when the parameter i of the space exists, for errors:
 // `"kernel" is poly`.
-func (s Space) describe(i int) string {
+func (s Space) Describe(i int) string {
 	c := s.Params[i].Condition
 	vals := make([]string, len(c.Values))
 	for k, v := range c.Values {
@@ -286,14 +286,14 @@ func (s Space) describe(i int) string {
 // checkInactive reports an inactive parameter of the point x (otherwise
 // valid) that does not hold its placeholder.
 func (s Space) checkInactive(x []float64) error {
-	c := s.plan()
+	c := s.Plan()
 	if c == nil {
 		return nil
 	}
-	for i, a := range c.active(c.act, x) {
+	for i, a := range c.Active(c.act, x) {
 		if !a && x[i] != c.place[i] {
 			return fmt.Errorf("study: parameter %q is not active at this point (it exists when %s) and must hold its placeholder %s, got %s",
-				s.Params[i].Name, s.describe(i), s.FormatValue(i, c.place[i]), s.FormatValue(i, x[i]))
+				s.Params[i].Name, s.Describe(i), s.FormatValue(i, c.place[i]), s.FormatValue(i, x[i]))
 		}
 	}
 	return nil
@@ -301,7 +301,7 @@ func (s Space) checkInactive(x []float64) error {
 
 // conditionalPointOf is PointOf for a conditional space.
 func (s Space) conditionalPointOf(params map[string]any) ([]float64, error) {
-	c := s.plan()
+	c := s.Plan()
 	x := make([]float64, len(s.Params))
 	given := make([]bool, len(s.Params))
 	for i, p := range s.Params {
@@ -331,21 +331,21 @@ func (s Space) conditionalPointOf(params map[string]any) ([]float64, error) {
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		if s.index(name) < 0 {
+		if s.Index(name) < 0 {
 			return nil, fmt.Errorf("study: unknown parameter %q", name)
 		}
 	}
 	if err := s.checkValues(x); err != nil {
 		return nil, err
 	}
-	for i, a := range c.active(c.act, x) {
+	for i, a := range c.Active(c.act, x) {
 		switch {
 		case a && !given[i] && s.Params[i].Condition != nil:
-			return nil, fmt.Errorf("study: parameter %q is missing (it is active: %s)", s.Params[i].Name, s.describe(i))
+			return nil, fmt.Errorf("study: parameter %q is missing (it is active: %s)", s.Params[i].Name, s.Describe(i))
 		case a && !given[i]:
 			return nil, fmt.Errorf("study: parameter %q is missing", s.Params[i].Name)
 		case !a && given[i]:
-			return nil, fmt.Errorf("study: parameter %q is not active at this point (it exists when %s): leave it out", s.Params[i].Name, s.describe(i))
+			return nil, fmt.Errorf("study: parameter %q is not active at this point (it exists when %s): leave it out", s.Params[i].Name, s.Describe(i))
 		}
 	}
 	return x, nil
@@ -358,70 +358,46 @@ func (p Params) Has(name string) bool {
 	return ok
 }
 
-// GetFloat is Params.GetFloat, whose error for a parameter of the space
-// that is not active for this trial says so and when it is.
-func (t *Trial) GetFloat(name string) (float64, error) {
-	v, err := t.Params.GetFloat(name)
-	return v, t.inactive(name, err)
-}
-
-// GetInt is Params.GetInt, whose error for a parameter of the space that
-// is not active for this trial says so and when it is.
-func (t *Trial) GetInt(name string) (int, error) {
-	v, err := t.Params.GetInt(name)
-	return v, t.inactive(name, err)
-}
-
-// GetString is Params.GetString, whose error for a parameter of the space
-// that is not active for this trial says so and when it is.
-func (t *Trial) GetString(name string) (string, error) {
-	v, err := t.Params.GetString(name)
-	return v, t.inactive(name, err)
-}
-
-// ErrInactive is wrapped by the errors of Trial.GetFloat, GetInt and
-// GetString for a parameter the space has but the trial's point does not
-// activate, and by Slice's along a parameter inactive at the best trial.
+// ErrInactive is wrapped by the errors of study.Trial's GetFloat, GetInt
+// and GetString for a parameter the space has but the trial's point does
+// not activate, and by study.Slice's along a parameter inactive at the
+// best trial.
 var ErrInactive = errors.New("not active")
 
-// inactive replaces err, the error of a Params getter, by ErrInactive's
-// when name is a parameter of the trial's space that its point does not
-// activate.
-func (t *Trial) inactive(name string, err error) error {
-	if err == nil || t.Params.Has(name) || t.s == nil {
-		return err
+// InactiveError returns the error of a Params getter for name when name
+// is a conditional parameter of the space (it wraps ErrInactive and says
+// when the parameter exists), nil for any other name.
+func (s Space) InactiveError(name string) error {
+	i := s.Index(name)
+	if i < 0 || s.Params[i].Condition == nil {
+		return nil
 	}
-	sp := t.s.cfg.Space
-	i := sp.index(name)
-	if i < 0 || sp.Params[i].Condition == nil {
-		return err
-	}
-	return fmt.Errorf("study: parameter %q is %w for this trial (it exists when %s)", name, ErrInactive, sp.describe(i))
+	return fmt.Errorf("study: parameter %q is %w for this trial (it exists when %s)", name, ErrInactive, s.Describe(i))
 }
 
-// checkBlanks checks a CSV row x of a conditional space whose parameters
+// CheckBlanks checks a CSV row x of a conditional space whose parameters
 // blank[i] were empty: exactly the inactive parameters are empty (blank
 // may be nil: none).
-func checkBlanks(s Space, x []float64, blank []bool) error {
+func CheckBlanks(s Space, x []float64, blank []bool) error {
 	if err := s.checkValues(x); err != nil {
-		return errors.New(trimStudy(err))
+		return errors.New(strings.TrimPrefix(err.Error(), "study: "))
 	}
 	for i, a := range s.Active(x) {
 		b := blank != nil && blank[i]
 		switch {
 		case a && b:
-			return fmt.Errorf("parameter %q is empty but active at this point (it exists when %s)", s.Params[i].Name, s.describe(i))
+			return fmt.Errorf("parameter %q is empty but active at this point (it exists when %s)", s.Params[i].Name, s.Describe(i))
 		case !a && !b:
-			return fmt.Errorf("parameter %q is not active at this point (it exists when %s): leave it empty", s.Params[i].Name, s.describe(i))
+			return fmt.Errorf("parameter %q is not active at this point (it exists when %s): leave it empty", s.Params[i].Name, s.Describe(i))
 		}
 	}
 	return nil
 }
 
-// branchParam returns the parameter whose values are a conditional space's
+// BranchParam returns the parameter whose values are a conditional space's
 // branches: the first categorical without a condition of its own that is
 // the parent of another parameter (-1 when there is none).
-func (c *condPlan) branchParam() int {
+func (c *Plan) BranchParam() int {
 	for i, p := range c.space.Params {
 		if p.Type != TypeCategorical || c.parent[i] >= 0 {
 			continue
@@ -435,9 +411,9 @@ func (c *condPlan) branchParam() int {
 	return -1
 }
 
-// branchOf returns the branch (the choice of branch parameter i) of the
+// BranchOf returns the branch (the choice of branch parameter i) of the
 // encoded point u: its largest one-hot coordinate.
-func (c *condPlan) branchOf(i int, u []float64) int {
+func (c *Plan) BranchOf(i int, u []float64) int {
 	k := len(c.space.Params[i].Choices)
 	block := u[c.off[i] : c.off[i]+k]
 	best := 0
