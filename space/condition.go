@@ -311,17 +311,9 @@ func (s Space) conditionalPointOf(params map[string]any) ([]float64, error) {
 			continue
 		}
 		given[i] = true
-		if p.Type == TypeCategorical {
-			idx := p.choiceIndex(v)
-			if idx < 0 {
-				return nil, fmt.Errorf("study: parameter %q: %v is not one of %v", p.Name, v, p.Choices)
-			}
-			x[i] = float64(idx)
-			continue
-		}
-		f, err := toFloat(v)
+		f, err := p.valueOf(v)
 		if err != nil {
-			return nil, fmt.Errorf("study: parameter %q: %w", p.Name, err)
+			return nil, err
 		}
 		x[i] = f
 	}

@@ -521,17 +521,9 @@ func (s Space) PointOf(params map[string]any) ([]float64, error) {
 		if !ok {
 			return nil, fmt.Errorf("study: parameter %q is missing", p.Name)
 		}
-		if p.Type == TypeCategorical {
-			idx := p.choiceIndex(v)
-			if idx < 0 {
-				return nil, fmt.Errorf("study: parameter %q: %v is not one of %v", p.Name, v, p.Choices)
-			}
-			x[i] = float64(idx)
-			continue
-		}
-		f, err := toFloat(v)
+		f, err := p.valueOf(v)
 		if err != nil {
-			return nil, fmt.Errorf("study: parameter %q: %w", p.Name, err)
+			return nil, err
 		}
 		x[i] = f
 	}
@@ -875,4 +867,21 @@ func (p Param) MarshalJSON() ([]byte, error) {
 		out.Low, out.High = &p.Low, &p.High
 	}
 	return json.Marshal(out)
+}
+
+// valueOf returns the point value of a parameter given as v (a choice of a
+// categorical: its index; a number otherwise).
+func (p Param) valueOf(v any) (float64, error) {
+	if p.Type == TypeCategorical {
+		idx := p.choiceIndex(v)
+		if idx < 0 {
+			return 0, fmt.Errorf("study: parameter %q: %v is not one of %v", p.Name, v, p.Choices)
+		}
+		return float64(idx), nil
+	}
+	f, err := toFloat(v)
+	if err != nil {
+		return 0, fmt.Errorf("study: parameter %q: %w", p.Name, err)
+	}
+	return f, nil
 }
