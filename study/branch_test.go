@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/bkb-go/bkb/engine"
 	"github.com/bkb-go/bkb/objectives"
 	"github.com/bkb-go/bkb/storage"
 )
@@ -12,7 +13,7 @@ import (
 // TestBranchAsks: on a conditional space whose best branch has a narrow
 // basin (Hartmann 3, whose few random points look poor) beside a branch
 // that is easy to optimize but worse (six-hump camel, 0.1 above), one ask
-// in branchEvery goes to the branches the best point is not in: from
+// in engine.BranchEvery goes to the branches the best point is not in: from
 // trial 40 to 80, at least 9 of the 40 asks in every one of 8 seeds.
 // Without the branch asks, 3 of the 8 seeds asked 0, 1 and 2 times outside
 // the camel branch there (locked onto it; the benchmark of
@@ -62,7 +63,7 @@ func TestBranchAsks(t *testing.T) {
 		}, 0); err != nil {
 			t.Fatal(err)
 		}
-		if outside < late/branchEvery-1 {
+		if outside < late/engine.BranchEvery-1 {
 			t.Errorf("seed %d: %d of the %d asks from trial 40 on outside the best branch", seed, outside, late)
 		}
 	}

@@ -375,66 +375,6 @@ func TestConditionalStudy(t *testing.T) {
 	}
 }
 
-// TestConditionCandidates: the growing candidates a conditional study
-// keeps (its pool) and its global set are canonical and distinct, and the
-// fixed arm set of a conditional space is too; the fixed set's policy runs.
-func TestConditionCandidates(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	for _, cand := range []string{CandidatesGrow, CandidatesFixed} {
-		s, err := Create(ctx, storage.NewMemory(), "cands", Config{Space: condSpace(t), Budget: 30, Seed: 2, Candidates: cand})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Optimize(ctx, func(_ context.Context, tr *Trial) (float64, error) { return condValue(tr.Params), nil }, 0); err != nil {
-			t.Fatalf("%s: %v", cand, err)
-		}
-		s.mu.Lock()
-		if err := s.ensureEngine(ctx); err != nil {
-			t.Fatal(err)
-		}
-		e := s.eng
-		s.mu.Unlock()
-		canonical := func(what string, u []float64) {
-			c := slices.Clone(u)
-			e.cond.CanonicalizeEncoded(c)
-			if !reflect.DeepEqual(c, u) {
-				t.Errorf("%s: %s %v is not canonical (%v)", cand, what, u, c)
-			}
-		}
-		seen := map[string]bool{}
-		for i := 0; i < e.n; i++ {
-			canonical("arm", e.enc[i*e.e:(i+1)*e.e])
-			if err := e.space.Check(e.point(i)); err != nil {
-				t.Errorf("%s: arm %d: %v", cand, i, err)
-			}
-			k := pointKey(e.point(i))
-			if seen[k] {
-				t.Errorf("%s: arm %d twice", cand, i)
-			}
-			seen[k] = true
-		}
-		if cand == CandidatesFixed {
-			if e.ref != nil {
-				t.Errorf("fixed candidates grow")
-			}
-			continue
-		}
-		if len(e.ref.pool) == 0 {
-			t.Fatalf("no pool")
-		}
-		pool := map[string]bool{}
-		for _, u := range e.ref.pool {
-			canonical("pool candidate", u)
-			if k := pointKey(u); pool[k] {
-				t.Errorf("pool candidate %v twice", u)
-			} else {
-				pool[k] = true
-			}
-		}
-	}
-}
-
 // svmError is the objective of docs/conditional.md's experiment (and of
 // objectives/plugin/examples/python/conditional.py): a synthetic
 // validation error whose kernel chooses its parameters; 0.04 at its

@@ -1,18 +1,14 @@
 package study
 
-import "context"
+import (
+	"context"
 
-// Costs splits the time a study's policy took in this process.
-type Costs struct {
-	// Policy is all the time spent choosing points and learning from
-	// evaluations (Info.PolicySeconds).
-	Policy float64
-	// Fit is the part spent fitting hyperparameters.
-	Fit float64
-	// Candidates is the part spent growing and scoring candidates
-	// (version 2 with candidates grow), the polish included.
-	Candidates float64
-}
+	"github.com/bkb-go/bkb/engine"
+)
+
+// Costs splits the time a study's policy took in this process
+// (engine.Costs).
+type Costs = engine.Costs
 
 // Costs returns the study's policy time and its parts, in seconds.
 func (s *Study) Costs() Costs {
@@ -21,11 +17,5 @@ func (s *Study) Costs() Costs {
 	if s.ensureEngine(context.Background()) != nil {
 		return Costs{}
 	}
-	e := s.eng
-	c := Costs{Policy: e.policySeconds, Fit: e.fitSeconds}
-	if e.ref != nil {
-		c.Fit += e.ref.fitSecs
-		c.Candidates = e.ref.growSec
-	}
-	return c
+	return s.eng.Costs()
 }

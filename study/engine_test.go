@@ -3,12 +3,12 @@ package study
 import (
 	"context"
 	"errors"
-	"math"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/bkb-go/bkb/bandit"
+	"github.com/bkb-go/bkb/engine"
 	"github.com/bkb-go/bkb/objectives"
 	"github.com/bkb-go/bkb/storage"
 )
@@ -17,29 +17,6 @@ func replayConfig(policy string) Config {
 	f, _ := objectives.Lookup("branin")
 	sp, _ := Box(nil, f.Lower, f.Upper)
 	return Config{Space: sp, Arms: Arms{Kind: "sobol", N: 256, Seed: 3}, Policy: policy, Budget: 40, Seed: 7, FitEvery: 8}
-}
-
-// TestReplay: a study loaded from the records of a run (with failures and
-// a pending trial) asks the same next points as the study that wrote them,
-// for every policy, and has the same fits.
-func TestReplay(t *testing.T) {
-	t.Parallel()
-	for _, v := range []struct {
-		name string
-		mod  func(*Config)
-	}{
-		{"version 2 scalar fit", func(*Config) {}},
-		{"current defaults", func(c *Config) { c.FitEvery = 0 }},
-		{"version 3 defaults", func(c *Config) { c.Version, c.FitEvery = 3, 0 }},
-		{"version 2 defaults", func(c *Config) { c.Version, c.FitEvery = 2, 0 }},
-		{"version 2 fixed arms, ARD fits", func(c *Config) { c.FitEvery, c.Candidates, c.Fit = 4, CandidatesFixed, FitARD }},
-		{"version 1", func(c *Config) { c.Version = 1 }},
-	} {
-		t.Run(v.name, func(t *testing.T) {
-			t.Parallel()
-			testReplay(t, v.mod)
-		})
-	}
 }
 
 func testReplay(t *testing.T, mod func(*Config)) {
@@ -121,36 +98,13 @@ func TestApplyRejects(t *testing.T) {
 		"outside space": {Kind: storage.KindAsk, Trial: 0, Arm: -1, X: []float64{100, 0}},
 		"other arm":     {Kind: storage.KindTell, Trial: 0, Arm: 3, X: []float64{0, 0}, Y: &y},
 	} {
-		e, err := newEngine(&cfg)
+		e, err := engine.New(&cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := e.apply(r); err == nil {
+		if err := e.Apply(eventOf(r)); err == nil {
 			t.Errorf("%s: no error", name)
 		}
-	}
-}
-
-// TestFitLengthScale: the marginal-likelihood fit prefers a short length
-// scale for a wiggly function and a long one for a smooth one.
-func TestFitLengthScale(t *testing.T) {
-	t.Parallel()
-	const n = 40
-	x := make([]float64, n)
-	wiggly, smooth := make([]float64, n), make([]float64, n)
-	for i := range x {
-		x[i] = float64(i) / (n - 1)
-		wiggly[i] = math.Sin(2 * math.Pi * x[i] / 0.15)
-		smooth[i] = x[i] - 0.5
-	}
-	ks := Kernel{Name: "rbf", LengthScale: 0.2}
-	w := fitLengthScale(ks, 1e-3, 1, x, wiggly, 0.2)
-	s := fitLengthScale(ks, 1e-3, 1, x, smooth, 0.2)
-	if !(w.LengthScale < 0.1) || !(s.LengthScale > 0.3) {
-		t.Errorf("fitted length scales: wiggly %v (want < 0.1), smooth %v (want > 0.3)", w.LengthScale, s.LengthScale)
-	}
-	if w.Evaluations != 21 || math.IsInf(w.LogMarginal, 0) {
-		t.Errorf("fit: %+v", w)
 	}
 }
 
@@ -216,4 +170,27 @@ func loadReplayed(t *testing.T, st storage.Storage, name string) *Study {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestReplay: a study loaded from the records of a run (with failures and
+// a pending trial) asks the same next points as the study that wrote them,
+// for every policy, and has the same fits.
+func TestReplay(t *testing.T) {
+	t.Parallel()
+	for _, v := range []struct {
+		name string
+		mod  func(*Config)
+	}{
+		{"version 2 scalar fit", func(*Config) {}},
+		{"current defaults", func(c *Config) { c.FitEvery = 0 }},
+		{"version 3 defaults", func(c *Config) { c.Version, c.FitEvery = 3, 0 }},
+		{"version 2 defaults", func(c *Config) { c.Version, c.FitEvery = 2, 0 }},
+		{"version 2 fixed arms, ARD fits", func(c *Config) { c.FitEvery, c.Candidates, c.Fit = 4, CandidatesFixed, FitARD }},
+		{"version 1", func(c *Config) { c.Version = 1 }},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			t.Parallel()
+			testReplay(t, v.mod)
+		})
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bkb-go/bkb/bandit"
+	"github.com/bkb-go/bkb/engine"
 	"github.com/bkb-go/bkb/storage"
 )
 
@@ -238,7 +239,7 @@ func (r *runner) evaluate(ctx context.Context, t *Trial) error {
 	} else if ferr == nil {
 		var err error
 		note, err = r.s.finishOwnedWith(sctx, t.Number, &v, "", secs, t.values, t.constraints)
-		if errors.Is(err, ErrValueRange) || errors.As(err, new(outcomeError)) {
+		if errors.Is(err, ErrValueRange) || engine.IsOutcomeError(err) {
 			ferr = err
 		} else if err != nil {
 			return err

@@ -79,7 +79,7 @@ func (s *Study) Slice(param string, points int) (Slice, error) {
 
 	e := sp.EncodedDim()
 	hp := hyper.Params{Family: hyper.RBF, SignalVariance: 1, NoiseVariance: s.cfg.Lambda}
-	if fam, err := s.cfg.family(); err == nil {
+	if fam, err := s.cfg.Family(); err == nil {
 		hp.Family = fam
 	}
 	info := s.Info()

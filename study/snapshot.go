@@ -7,46 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
-	"math/rand/v2"
-	"slices"
 	"time"
 
-	"github.com/bkb-go/bkb/bandit"
-	"github.com/bkb-go/bkb/candidates"
-	"github.com/bkb-go/bkb/gp"
-	"github.com/bkb-go/bkb/gp/hyper"
+	"github.com/bkb-go/bkb/engine"
 	"github.com/bkb-go/bkb/internal/snapenc"
 	"github.com/bkb-go/bkb/storage"
 )
-
-// Snapshots of the engine: the whole state after the first k records,
-// stored beside the records (storage.Snapshots), so that Ask after a
-// resume, a late worker and `bkb ask` decode it and apply only the
-// records after it instead of replaying the policy from trial 0. The
-// state is saved to the bit (posterior factors, random streams, trust
-// region, candidate pool), so the points asked after a restore are those
-// of the uninterrupted run. A snapshot names the records it covers by
-// their count and a chained SHA-256 of them (recordDigest); one that does
-// not match the stored records, was written by another layout or does not
-// decode is not used: the study replays its records, as before snapshots.
-
-// snapshotLayout is the version of the engine's encoding below.
-const snapshotLayout = 1
-
-// SnapshotMeta is the readable part of a snapshot: what `bkb status`
-// shows of the model without decoding (or replaying) it.
-type SnapshotMeta struct {
-	Layout      int          `json:"layout"`
-	Records     int          `json:"records"`
-	Arms        int          `json:"arms"`
-	LengthScale float64      `json:"length_scale"`
-	Fits        []FitResult  `json:"fits,omitempty"`
-	Stats       bandit.Stats `json:"stats"`
-	Diverged    int          `json:"diverged,omitempty"`
-	Ignored     int          `json:"ignored,omitempty"`
-}
 
 // recordDigest chains the SHA-256 of the fields of r that the engine
 // reads onto prev.
@@ -89,360 +56,6 @@ func recordDigest(prev [32]byte, r storage.Record) [32]byte {
 	return sha256.Sum256(b)
 }
 
-// snapshotable reports whether the engine's state can be encoded: a
-// study whose candidates grow, with BKB's posterior or no model (random
-// search). The exact posteriors (O(t^2) state), Ada-BKB and the fixed
-// arm sets' policies are replayed instead.
-func (e *engine) snapshotable() bool {
-	r := e.ref
-	return r != nil && !e.cfg.tradeoffs() && e.policy == nil && r.exact == nil && r.ada == nil && (r.dtc != nil || r.cfg.Policy == "random" ||
-		len(e.succ) < e.cfg.Init)
-}
-
-// meta returns the snapshot's readable part.
-func (e *engine) meta(records int) SnapshotMeta {
-	return SnapshotMeta{Layout: snapshotLayout, Records: records, Arms: e.n, LengthScale: e.lengthScale,
-		Fits: slices.Clone(e.fits), Stats: e.stats(), Diverged: e.diverged, Ignored: e.ignored}
-}
-
-// encode appends the engine's state to w (snapshotable engines only).
-func (e *engine) encode(w *snapenc.Writer) error {
-	w.Int(snapshotLayout)
-	w.Int(e.n)
-	w.Floats(e.vals[:e.n*e.p])
-	ds, err := e.designSrc.MarshalBinary()
-	if err != nil {
-		return err
-	}
-	w.Blob(ds)
-	w.Ints(sortedKeys(e.designSeen))
-	w.Float(e.lengthScale)
-	w.Float(e.shift)
-	w.Float(e.scale)
-	w.Int(len(e.succ))
-	for _, o := range e.succ {
-		w.Int(o.trial)
-		w.Int(o.arm)
-		w.Float(o.value)
-	}
-	encodeIntMap(w, e.pending)
-	encodeIntMap(w, e.waiting)
-	w.Ints(e.failed)
-	w.Float(e.policySeconds)
-	fits, err := json.Marshal(e.fits)
-	if err != nil {
-		return err
-	}
-	w.Blob(fits)
-	w.Int(e.diverged)
-	w.Int(e.ignored)
-	w.Float(e.fitSeconds)
-	if e.cfg.warps() {
-		w.Floats(e.ref.warp.encodeFloats())
-	}
-	return e.ref.encode(w)
-}
-
-func (r *refiner) encode(w *snapenc.Writer) error {
-	encodeParams(w, r.hp)
-	w.Float(r.ls)
-	w.Int(r.lastFit)
-	w.Int(r.lastFull)
-	w.Float(r.shift)
-	w.Float(r.scale)
-	w.Float(r.threshold)
-	w.Float(r.lambda)
-	w.Int(r.nObs)
-	w.Bool(r.dtc != nil)
-	if r.dtc != nil {
-		rs, err := r.rsSrc.MarshalBinary()
-		if err != nil {
-			return err
-		}
-		w.Blob(rs)
-		r.dtc.EncodeState(w)
-		rows := slices.Sorted(maps.Keys(r.rowPoint))
-		w.Int(len(rows))
-		for _, row := range rows {
-			w.Int(row)
-			w.Floats(r.rowPoint[row])
-		}
-	}
-	reg := r.region
-	w.Floats([]float64{reg.Radius, reg.Init, reg.Min, reg.Max})
-	w.Ints([]int{reg.SuccessTol, reg.FailureTol, reg.Successes, reg.Failures, reg.Restarts})
-	w.Float(r.best)
-	w.Bool(r.local != nil)
-	w.Floats(r.local)
-	w.Float(r.localBest)
-	w.Bool(r.restartDue)
-	encodePoints(w, r.centers)
-	w.Ints(sortedKeys(r.phaseStale))
-	w.Ints(sortedKeys(r.failStale))
-	encodePoints(w, r.pool)
-	w.Int(r.asks)
-	w.Float(r.fitSecs)
-	w.Float(r.growSec)
-	w.Float(r.gain)
-	w.Int(r.resparsified)
-	return nil
-}
-
-// decodeEngine returns the engine that encode wrote, for the study's
-// configuration cfg.
-func decodeEngine(cfg *Config, rd *snapenc.Reader) (*engine, error) {
-	e, err := newEngine(cfg)
-	if err != nil {
-		return nil, err
-	}
-	if e.ref == nil {
-		return nil, fmt.Errorf("%w: the study's candidates do not grow", snapenc.ErrCorrupt)
-	}
-	if v := rd.Int(); v != snapshotLayout && rd.Err() == nil {
-		rd.Fail("engine layout %d, this build reads %d", v, snapshotLayout)
-	}
-	n := rd.Int()
-	vals := rd.Floats()
-	if err := rd.Err(); err != nil {
-		return nil, err
-	}
-	if n < e.n || len(vals) != n*e.p {
-		rd.Fail("%d arms of %d values (the study's set has %d)", n, len(vals), e.n)
-		return nil, rd.Err()
-	}
-	for i := 0; i < e.n*e.p; i++ {
-		if math.Float64bits(vals[i]) != math.Float64bits(e.vals[i]) {
-			rd.Fail("the arm set differs from the study's")
-			return nil, rd.Err()
-		}
-	}
-	for i := e.n; i < n; i++ {
-		x := vals[i*e.p : (i+1)*e.p]
-		if err := e.space.Check(x); err != nil {
-			rd.Fail("arm %d: %v", i, err)
-			return nil, rd.Err()
-		}
-		e.addArm(x)
-	}
-	if err := e.designSrc.UnmarshalBinary(rd.Blob()); err != nil && rd.Err() == nil {
-		rd.Fail("design stream: %v", err)
-	}
-	for _, a := range rd.Ints() {
-		e.designSeen[a] = true
-	}
-	e.lengthScale, e.shift, e.scale = rd.Float(), rd.Float(), rd.Float()
-	ns := rd.Len(24)
-	e.succ = make([]observation, ns)
-	for i := range e.succ {
-		e.succ[i] = observation{trial: rd.Int(), arm: rd.Int(), value: rd.Float()}
-	}
-	e.pending = decodeIntMap(rd)
-	e.waiting = decodeIntMap(rd)
-	e.failed = rd.Ints()
-	e.policySeconds = rd.Float()
-	if fits := rd.Blob(); rd.Err() == nil {
-		if err := json.Unmarshal(fits, &e.fits); err != nil {
-			rd.Fail("fits: %v", err)
-		}
-	}
-	e.diverged, e.ignored = rd.Int(), rd.Int()
-	e.fitSeconds = rd.Float()
-	if e.cfg.warps() {
-		if w, err := decodeWarpFloats(rd.Floats()); err != nil && rd.Err() == nil {
-			rd.Fail("%v", err)
-		} else {
-			e.ref.warp = w
-		}
-	}
-	if err := rd.Err(); err != nil {
-		return nil, err
-	}
-	arm := func(a int) bool { return a >= 0 && a < e.n }
-	for _, o := range e.succ {
-		if !arm(o.arm) {
-			rd.Fail("observation of arm %d of %d", o.arm, e.n)
-		}
-	}
-	for _, a := range slices.Concat(e.failed, slices.Collect(maps.Values(e.pending)), slices.Collect(maps.Values(e.waiting))) {
-		if !arm(a) {
-			rd.Fail("arm %d of %d", a, e.n)
-		}
-	}
-	if err := e.ref.decode(e, rd); err != nil {
-		return nil, err
-	}
-	if err := rd.Done(); err != nil {
-		return nil, err
-	}
-	return e, nil
-}
-
-func (r *refiner) decode(e *engine, rd *snapenc.Reader) error {
-	r.hp = decodeParams(rd)
-	r.ls = rd.Float()
-	r.lastFit, r.lastFull = rd.Int(), rd.Int()
-	r.shift, r.scale, r.threshold, r.lambda = rd.Float(), rd.Float(), rd.Float(), rd.Float()
-	r.nObs = rd.Int()
-	if err := rd.Err(); err != nil {
-		return err
-	}
-	if r.nObs < 0 || r.nObs > len(e.succ) {
-		rd.Fail("model of %d observations, %d completed", r.nObs, len(e.succ))
-		return rd.Err()
-	}
-	if rd.Bool() {
-		r.rsSrc = new(rand.PCG)
-		if err := r.rsSrc.UnmarshalBinary(rd.Blob()); err != nil && rd.Err() == nil {
-			rd.Fail("resampling stream: %v", err)
-		}
-		r.rs = rand.New(r.rsSrc)
-		k, lambda, err := r.kernelAndNoise()
-		if err != nil {
-			return err
-		}
-		if rd.Err() == nil && math.Float64bits(lambda) != math.Float64bits(r.lambda) {
-			rd.Fail("noise variance %v, the fit gives %v", r.lambda, lambda)
-		}
-		if err := rd.Err(); err != nil {
-			return err
-		}
-		g, err := gp.DecodeDTC(k, rd)
-		if err != nil {
-			return err
-		}
-		if g.Dim() != r.d {
-			rd.Fail("posterior of dimension %d, want %d", g.Dim(), r.d)
-			return rd.Err()
-		}
-		r.dtc, r.kern = g, k
-		r.rowPoint = map[int][]float64{}
-		for range rd.Len(16) {
-			row, x := rd.Int(), rd.Floats()
-			if len(x) != r.d {
-				rd.Fail("observed point of %d coordinates", len(x))
-				break
-			}
-			r.rowPoint[row] = x
-		}
-	}
-	fr, ir := rd.Floats(), rd.Ints()
-	if rd.Err() == nil && (len(fr) != 4 || len(ir) != 5) {
-		rd.Fail("trust region of %d and %d fields", len(fr), len(ir))
-	}
-	if err := rd.Err(); err != nil {
-		return err
-	}
-	r.region = candidates.Region{Radius: fr[0], Init: fr[1], Min: fr[2], Max: fr[3],
-		SuccessTol: ir[0], FailureTol: ir[1], Successes: ir[2], Failures: ir[3], Restarts: ir[4]}
-	r.best = rd.Float()
-	hasLocal := rd.Bool()
-	r.local = rd.Floats()
-	if hasLocal && len(r.local) != r.d || !hasLocal && r.local != nil {
-		rd.Fail("local phase center of %d coordinates", len(r.local))
-	}
-	r.localBest = rd.Float()
-	r.restartDue = rd.Bool()
-	r.centers = decodePoints(rd, r.d)
-	r.phaseStale = boolSet(rd.Ints())
-	r.failStale = boolSet(rd.Ints())
-	r.pool = decodePoints(rd, r.d)
-	r.asks = rd.Int()
-	r.fitSecs, r.growSec = rd.Float(), rd.Float()
-	r.gain = rd.Float()
-	r.resparsified = rd.Int()
-	return rd.Err()
-}
-
-func encodeParams(w *snapenc.Writer, p *hyper.Params) {
-	w.Bool(p != nil)
-	if p == nil {
-		return
-	}
-	w.Int(int(p.Family))
-	w.Floats(p.LengthScales)
-	w.Float(p.SignalVariance)
-	w.Float(p.NoiseVariance)
-}
-
-func decodeParams(rd *snapenc.Reader) *hyper.Params {
-	if !rd.Bool() {
-		return nil
-	}
-	return &hyper.Params{Family: hyper.Family(rd.Int()), LengthScales: rd.Floats(), SignalVariance: rd.Float(), NoiseVariance: rd.Float()}
-}
-
-func encodePoints(w *snapenc.Writer, pts [][]float64) {
-	w.Int(len(pts))
-	for _, x := range pts {
-		w.Floats(x)
-	}
-}
-
-func decodePoints(rd *snapenc.Reader, d int) [][]float64 {
-	n := rd.Len(8)
-	if n == 0 {
-		return nil
-	}
-	out := make([][]float64, n)
-	for i := range out {
-		out[i] = rd.Floats()
-		if len(out[i]) != d {
-			rd.Fail("a point of %d coordinates, want %d", len(out[i]), d)
-			return nil
-		}
-	}
-	return out
-}
-
-func encodeIntMap(w *snapenc.Writer, m map[int]int) {
-	keys := slices.Sorted(maps.Keys(m))
-	w.Int(len(keys))
-	for _, k := range keys {
-		w.Int(k)
-		w.Int(m[k])
-	}
-}
-
-func decodeIntMap(rd *snapenc.Reader) map[int]int {
-	m := map[int]int{}
-	for range rd.Len(16) {
-		k := rd.Int()
-		m[k] = rd.Int()
-	}
-	return m
-}
-
-func sortedKeys(m map[int]bool) []int {
-	var out []int
-	for k, v := range m {
-		if v {
-			out = append(out, k)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-func boolSet(keys []int) map[int]bool {
-	if keys == nil {
-		return nil
-	}
-	m := make(map[int]bool, len(keys))
-	for _, k := range keys {
-		m[k] = true
-	}
-	return m
-}
-
-// snapshotEvery is how many times its own cost the policy time since the
-// newest snapshot must be before a new one is saved: the saves cost at
-// most a quarter of the policy's time, and a resume replays at most about
-// four saves' worth of policy time.
-const snapshotEvery = 4
-
-// firstSaveCost is the cost assumed for a save before one was timed.
-const firstSaveCost = 0.005
-
 // notify passes a note to Options.Notify.
 func (s *Study) notify(format string, args ...any) {
 	if s.opts.Notify != nil {
@@ -453,7 +66,7 @@ func (s *Study) notify(format string, args ...any) {
 // restore returns the engine of the study's newest snapshot and the
 // number of records it covers, or nil and 0 when there is no usable
 // snapshot (with a note saying why, unless there is none at all).
-func (s *Study) restore(ctx context.Context) (*engine, int) {
+func (s *Study) restore(ctx context.Context) (*engine.Engine, int) {
 	snap, err := s.preloaded, s.preloadErr
 	if !s.preloadDone {
 		snap, err = s.loadSnapshot(ctx)
@@ -461,7 +74,7 @@ func (s *Study) restore(ctx context.Context) (*engine, int) {
 	if errors.Is(err, storage.ErrNoSnapshot) {
 		return nil, 0
 	}
-	fallback := func(why string, args ...any) (*engine, int) {
+	fallback := func(why string, args ...any) (*engine.Engine, int) {
 		s.notify("study %s: snapshot not used (%s): replaying its %d records", s.name, fmt.Sprintf(why, args...), len(s.records))
 		return nil, 0
 	}
@@ -473,11 +86,11 @@ func (s *Study) restore(ctx context.Context) (*engine, int) {
 	case snap.Digest != s.digests[snap.Records-1]:
 		return fallback("its records differ from the stored ones")
 	}
-	eng, err := decodeEngine(&s.stored, snapenc.NewReader(snap.Data))
+	eng, err := engine.Decode(&s.stored, snapenc.NewReader(snap.Data))
 	if err != nil {
 		return fallback("%v", err)
 	}
-	s.snapPolicy = eng.policySeconds
+	s.snapPolicy = eng.PolicySeconds()
 	s.snapBytes = len(snap.Data)
 	// The engine copied what it decoded: the buffer is free once no
 	// restore can read it again (saveSnapshot, after Ask's last restore).
@@ -486,15 +99,15 @@ func (s *Study) restore(ctx context.Context) (*engine, int) {
 }
 
 // saveSnapshot saves the engine's state, covering the records applied so
-// far, when the policy time since the newest snapshot is snapshotEvery
+// far, when the policy time since the newest snapshot is engine.SnapshotEvery
 // times what a save costs. A failure is a note, not an error: the study
 // is stored in its records; a snapshot only spares a replay.
 func (s *Study) saveSnapshot(ctx context.Context) {
 	sn, ok := storage.As[storage.Snapshots](s.st)
-	if !ok || s.eng == nil || !s.eng.snapshotable() || len(s.records) == 0 {
+	if !ok || s.eng == nil || !s.eng.Snapshotable() || len(s.records) == 0 {
 		return
 	}
-	if s.eng.policySeconds-s.snapPolicy < snapshotEvery*max(s.saveCost, firstSaveCost) {
+	if s.eng.PolicySeconds()-s.snapPolicy < engine.SnapshotEvery*max(s.saveCost, engine.FirstSaveCost) {
 		return
 	}
 	start := time.Now()
@@ -507,10 +120,10 @@ func (s *Study) saveSnapshot(ctx context.Context) {
 	}
 	s.spare = nil
 	w.Grow(s.snapBytes + s.snapBytes/32 + 1<<12)
-	err := s.eng.encode(w)
+	err := s.eng.Encode(w)
 	var meta []byte
 	if err == nil {
-		meta, err = json.Marshal(s.eng.meta(k))
+		meta, err = json.Marshal(s.eng.Meta(k))
 	}
 	if err == nil {
 		err = sn.SaveSnapshot(ctx, s.name, storage.Snapshot{Records: k, Digest: s.digests[k-1], Meta: meta, Data: w.Bytes()})
@@ -518,7 +131,7 @@ func (s *Study) saveSnapshot(ctx context.Context) {
 	s.saveCost = time.Since(start).Seconds()
 	s.snapBytes = len(w.Bytes())
 	s.spare = w.Bytes()[:0] // SaveSnapshot does not retain it
-	s.snapPolicy = s.eng.policySeconds
+	s.snapPolicy = s.eng.PolicySeconds()
 	if err != nil {
 		s.notify("study %s: snapshot not saved: %v", s.name, err)
 	}
@@ -540,7 +153,7 @@ func (s *Study) snapshotInfo() Info {
 		return none
 	}
 	var m SnapshotMeta
-	if json.Unmarshal(snap.Meta, &m) != nil || m.Layout != snapshotLayout {
+	if json.Unmarshal(snap.Meta, &m) != nil || m.Layout != engine.SnapshotLayout {
 		return none
 	}
 	return Info{Arms: m.Arms, LengthScale: m.LengthScale, Fits: m.Fits, Stats: m.Stats, Diverged: m.Diverged, Ignored: s.ignored,
@@ -551,7 +164,7 @@ func (s *Study) snapshotInfo() Info {
 // keeps none or the study cannot use one).
 func (s *Study) loadSnapshot(ctx context.Context) (storage.Snapshot, error) {
 	sn, ok := storage.As[storage.Snapshots](s.st)
-	if !ok || !s.cfg.grows() {
+	if !ok || !s.cfg.GrowsCandidates() {
 		return storage.Snapshot{}, storage.ErrNoSnapshot
 	}
 	return sn.LoadSnapshot(ctx, s.name, true)

@@ -58,6 +58,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/bkb-go/bkb/bandit"
+	"github.com/bkb-go/bkb/engine"
 	"github.com/bkb-go/bkb/storage"
 )
 
@@ -67,7 +68,7 @@ var (
 	// been asked.
 	ErrComplete = errors.New("study is complete")
 	// ErrValueRange is returned by Tell for a value beyond ±MaxAbsValue.
-	ErrValueRange = errors.New("value out of the supported range")
+	ErrValueRange = engine.ErrValueRange
 	// ErrNoTrial is returned for a trial number the study does not have.
 	ErrNoTrial = errors.New("no such trial")
 	// ErrLazyWithdrawn is returned by Create for a configuration with Lazy
@@ -193,7 +194,7 @@ type Study struct {
 	header  storage.Header
 	records []storage.Record // every record applied, in storage order
 	trials  []*TrialResult   // by trial number; nil for numbers not seen
-	eng     *engine          // nil: rebuild from records before use
+	eng     *engine.Engine   // nil: rebuild from records before use
 	started map[int]time.Time
 	// digests[i] is the chained digest of records[:i+1] (snapshot.go).
 	digests [][32]byte
@@ -232,7 +233,7 @@ func Create(ctx context.Context, st storage.Storage, name string, cfg Config, op
 	}
 	s := newStudy(st, name, cfg, opts)
 	// Build the arm set first: a bad CSV file must not leave a study.
-	eng, err := newEngine(&s.stored)
+	eng, err := engine.New(&s.stored)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +244,7 @@ func Create(ctx context.Context, st storage.Storage, name string, cfg Config, op
 	if s.header, err = st.CreateStudy(ctx, name, raw); err != nil {
 		return nil, err
 	}
-	eng.forecast = s.prunedForecast
+	eng.SetForecast(s.prunedForecast)
 	s.eng = eng
 	return s, nil
 }
@@ -289,7 +290,7 @@ func Load(ctx context.Context, st storage.Storage, name string, opts ...Options)
 	for _, r := range recs {
 		// What the engine would refuse first is checked without it.
 		if err := s.cfg.Space.Check(r.X); err != nil {
-			return nil, fmt.Errorf("study %s: trial %d: %s record: %v (the study's records do not fit its search space)", name, r.Trial, r.Kind, trimStudy(err))
+			return nil, fmt.Errorf("study %s: trial %d: %s record: %v (the study's records do not fit its search space)", name, r.Trial, r.Kind, engine.TrimStudy(err))
 		}
 		if err := s.commit(r, false); err != nil {
 			return nil, fmt.Errorf("study %s: %w", name, err)
@@ -316,9 +317,9 @@ func DecodeConfig(raw json.RawMessage) (*Config, error) {
 	if cfg.Policy == "" || cfg.Arms.Kind == "" || len(cfg.Space.Params) == 0 {
 		return nil, errors.New("the study's configuration is not a bkb study (no policy, arms or space)")
 	}
-	cfg.storedTradeoffDefaults()
+	cfg.StoredTradeoffDefaults()
 	if err := cfg.Normalize(); err != nil {
-		return nil, fmt.Errorf("the study's configuration is invalid: %v", trimStudy(err))
+		return nil, fmt.Errorf("the study's configuration is invalid: %v", engine.TrimStudy(err))
 	}
 	if cfg.Arms.Kind == "csv" && cfg.Arms.SHA256 == "" {
 		// bkb stores the hash of every arms file it reads: without it the
@@ -372,13 +373,13 @@ func (s *Study) Header() storage.Header { return s.header }
 
 // commit adds a stored record to the study's state; with engine it is also
 // applied to the engine.
-func (s *Study) commit(r storage.Record, engine bool) error {
+func (s *Study) commit(r storage.Record, toEngine bool) error {
 	if (r.Kind == storage.KindTell || r.Kind == storage.KindFail || r.Kind == storage.KindReport || r.Kind == storage.KindPrune) && (r.Trial >= len(s.trials) || s.trials[r.Trial] == nil) {
 		// The storage accepts such a record; a study never writes one.
 		return fmt.Errorf("trial %d: %s record of a trial that was never asked", r.Trial, r.Kind)
 	}
-	if engine && s.eng != nil {
-		if err := s.eng.apply(r); err != nil {
+	if toEngine && s.eng != nil {
+		if err := s.eng.Apply(eventOf(r)); err != nil {
 			s.eng = nil
 			return replayError{err}
 		}
@@ -433,11 +434,11 @@ func (s *Study) ensureEngine(ctx context.Context) error {
 	eng, from := s.restore(ctx)
 	if eng == nil {
 		var err error
-		if eng, err = newEngine(&s.stored); err != nil {
+		if eng, err = engine.New(&s.stored); err != nil {
 			return err
 		}
 	}
-	eng.forecast = s.prunedForecast
+	eng.SetForecast(s.prunedForecast)
 	start, shown := time.Now(), time.Time{}
 	total := len(s.records) - from
 	for i, r := range s.records[from:] {
@@ -450,7 +451,7 @@ func (s *Study) ensureEngine(ctx context.Context) error {
 				shown = now
 			}
 		}
-		if err := eng.apply(r); err != nil {
+		if err := eng.Apply(eventOf(r)); err != nil {
 			return replayError{err}
 		}
 	}
@@ -581,7 +582,7 @@ func (s *Study) nextAsk(stale []int) ([]storage.Record, error) {
 	var out []storage.Record
 	emit := func(r storage.Record) error {
 		r.Time = time.Now().UTC()
-		if err := s.eng.apply(r); err != nil {
+		if err := s.eng.Apply(eventOf(r)); err != nil {
 			return err
 		}
 		out = append(out, r)
@@ -620,7 +621,7 @@ func (s *Study) nextAsk(stale []int) ([]storage.Record, error) {
 	}
 	for _, tr := range s.trials {
 		if tr != nil && tr.State == Waiting {
-			arm, err := s.eng.armOf(tr.X)
+			arm, err := s.eng.ArmOf(tr.X)
 			if err != nil {
 				return nil, err
 			}
@@ -633,14 +634,14 @@ func (s *Study) nextAsk(stale []int) ([]storage.Record, error) {
 		}
 		return out, fmt.Errorf("study %s: all %d trials of the budget are done: %w", s.name, b, ErrComplete)
 	}
-	arm, err := s.eng.suggest()
+	arm, err := s.eng.Suggest()
 	if err != nil {
 		return nil, err
 	}
 	trial := s.nextTrial()
 	// Registered here, so that applying the stored ask is a re-ask.
-	s.eng.pending[trial] = arm
-	r := storage.Record{Kind: storage.KindAsk, Trial: trial, Arm: arm, X: slices.Clone(s.eng.point(arm)), Worker: s.opts.Worker}
+	s.eng.SetPending(trial, arm)
+	r := storage.Record{Kind: storage.KindAsk, Trial: trial, Arm: arm, X: slices.Clone(s.eng.Point(arm)), Worker: s.opts.Worker}
 	params, err := json.Marshal(s.cfg.Space.ParamsOf(r.X))
 	if err != nil {
 		return nil, err
@@ -670,7 +671,7 @@ func (s *Study) Fail(ctx context.Context, trial int, reason string) error {
 // means the time since this Study handed the trial out (0 if it did not).
 func (s *Study) finish(ctx context.Context, trial int, value *float64, reason string, seconds float64, values, cons []float64) error {
 	if value != nil {
-		v, err := s.cfg.checkOutcome(trial, *value, values, cons)
+		v, err := s.cfg.CheckOutcome(trial, *value, values, cons)
 		if err != nil {
 			return err
 		}
@@ -744,7 +745,7 @@ func (s *Study) finishOwned(ctx context.Context, trial int, value *float64, reas
 // the constraint values (tradeoffs.go).
 func (s *Study) finishOwnedWith(ctx context.Context, trial int, value *float64, reason string, seconds float64, values, cons []float64) (note string, err error) {
 	if value != nil {
-		v, err := s.cfg.checkOutcome(trial, *value, values, cons)
+		v, err := s.cfg.CheckOutcome(trial, *value, values, cons)
 		if err != nil {
 			return "", err
 		}
@@ -847,16 +848,16 @@ func (s *Study) Enqueue(ctx context.Context, params map[string]any) (int, error)
 // that bkb export and optimize --trace write reads back as it is. The trials count against the
 // budget. It returns the number of trials added.
 func (s *Study) ImportCSV(ctx context.Context, r io.Reader, name string) (int, error) {
-	if s.cfg.tradeoffs() {
+	if s.cfg.Tradeoffs() {
 		return 0, errors.New("study: importing a CSV file into a study with constraints or several objectives is not supported (its rows carry one value)")
 	}
-	rows, err := readCSV(r, s.cfg.Space, name, true)
+	rows, err := engine.ReadCSV(r, s.cfg.Space, name, true)
 	if err != nil {
 		return 0, err
 	}
 	for _, row := range rows {
-		if math.Abs(row.value) > MaxAbsValue {
-			return 0, fmt.Errorf("study: %s:%d: value %v is beyond ±%g: %w", name, row.line, row.value, MaxAbsValue, ErrValueRange)
+		if math.Abs(row.Value) > MaxAbsValue {
+			return 0, fmt.Errorf("study: %s:%d: value %v is beyond ±%g: %w", name, row.Line, row.Value, MaxAbsValue, ErrValueRange)
 		}
 	}
 	s.mu.Lock()
@@ -865,12 +866,12 @@ func (s *Study) ImportCSV(ctx context.Context, r io.Reader, name string) (int, e
 		var out []storage.Record
 		next := s.nextTrial()
 		for i, row := range rows {
-			raw, err := json.Marshal(s.cfg.Space.ParamsOf(row.x))
+			raw, err := json.Marshal(s.cfg.Space.ParamsOf(row.X))
 			if err != nil {
 				return nil, err
 			}
-			v := row.value
-			base := storage.Record{Trial: next + i, Arm: -1, X: row.x, Params: raw, Worker: s.opts.Worker}
+			v := row.Value
+			base := storage.Record{Trial: next + i, Arm: -1, X: row.X, Params: raw, Worker: s.opts.Worker}
 			enq, ask, tell := base, base, base
 			enq.Kind, ask.Kind, tell.Kind, tell.Y = storage.KindEnqueue, storage.KindAsk, storage.KindTell, &v
 			enq.Worker, tell.Params, tell.Worker = "", nil, ""
@@ -978,8 +979,9 @@ func (s *Study) Info() Info {
 		return s.snapshotInfo()
 	}
 	e := s.eng
-	return Info{Arms: e.n, PolicySeconds: e.policySeconds, LengthScale: e.lengthScale, Fits: slices.Clone(e.fits),
-		Stats: e.stats(), Diverged: e.diverged, Ignored: e.ignored, Warp: e.warpInfo()}
+	_, n, _ := e.Arms()
+	return Info{Arms: n, PolicySeconds: e.PolicySeconds(), LengthScale: e.LengthScale(), Fits: slices.Clone(e.Fits()),
+		Stats: e.Stats(), Diverged: e.Diverged(), Ignored: e.Ignored(), Warp: e.WarpInfo()}
 }
 
 // ModelInfo returns the study's model information from its engine, which
@@ -1005,7 +1007,8 @@ func (s *Study) Arms() *mat.Dense {
 	if s.ensureEngine(context.Background()) != nil {
 		return nil
 	}
-	return mat.NewDense(s.eng.n, s.eng.p, slices.Clone(s.eng.vals[:s.eng.n*s.eng.p]))
+	vals, n, p := s.eng.Arms()
+	return mat.NewDense(n, p, slices.Clone(vals))
 }
 
 // Outcome is the result of one evaluation, for TellOutcome.
@@ -1048,12 +1051,13 @@ func (s *Study) BatchSize() (float64, bool) {
 	if s.ensureEngine(context.Background()) != nil {
 		return 0, false
 	}
-	if b, ok := s.eng.policy.(interface{ BatchStats() bandit.BatchStats }); ok {
-		st := b.BatchStats()
-		if n := st.Batches + s.eng.batches; n > 0 {
-			return float64(st.Arms+s.eng.batchArms) / float64(n), true
-		}
-		return 0, true
-	}
-	return 0, false
+	return s.eng.BatchSize()
 }
+
+// eventOf is the engine's view of a stored record.
+func eventOf(r storage.Record) engine.Event {
+	return engine.Event{Kind: r.Kind, Trial: r.Trial, Arm: r.Arm, X: r.X, Y: r.Y, Values: r.Values, Constraints: r.Constraints}
+}
+
+// pointKey is a map key of a point's exact values (engine.PointKey).
+func pointKey(x []float64) string { return engine.PointKey(x) }

@@ -1,14 +1,12 @@
-package study
+package engine
 
 import (
-	"context"
 	"math"
 	"testing"
 
 	"github.com/bkb-go/bkb/gp"
 	"github.com/bkb-go/bkb/kernel"
 	"github.com/bkb-go/bkb/objectives"
-	"github.com/bkb-go/bkb/storage"
 )
 
 // TestUnexplained: the share of the prior variance the posterior leaves
@@ -21,7 +19,6 @@ import (
 // is the warp's doing, not the coverage this test is about.
 func TestUnexplained(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	for _, c := range []struct {
 		fn     string
 		lo, hi float64 // bounds on the share
@@ -34,14 +31,14 @@ func TestUnexplained(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := Create(ctx, storage.NewMemory(), "u", Config{Space: sp, Policy: "gp-ucb", Budget: 60, Seed: 2, Warp: WarpNone})
+		s, err := newTestStudy(Config{Space: sp, Policy: "gp-ucb", Budget: 60, Seed: 2, Warp: WarpNone})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Optimize(ctx, func(_ context.Context, tr *Trial) (float64, error) { return f.Value(tr.X), nil }, 40); err != nil {
+		if err := s.Optimize(func(tr *testTrial) (float64, error) { return f.Value(tr.X), nil }, 40); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Ask(ctx); err != nil { // brings the model up to the 40 evaluations
+		if _, err := s.Ask(); err != nil { // brings the model up to the 40 evaluations
 			t.Fatal(err)
 		}
 		r, e := s.eng.ref, s.eng

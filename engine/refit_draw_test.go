@@ -1,15 +1,37 @@
-package study
+package engine
 
 import (
 	"cmp"
-	"context"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/bkb-go/bkb/objectives"
-	"github.com/bkb-go/bkb/storage"
 )
+
+// TestTopKEqualsStableSort: topK's indices equal the first k of a stable
+// sort by value, descending, with many ties.
+func TestTopKEqualsStableSort(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 200; trial++ {
+		n, k := rng.IntN(80), 1+rng.IntN(40)
+		vals := make([]float64, n)
+		for i := range vals {
+			vals[i] = float64(rng.IntN(10)) // ties
+		}
+		want := make([]int, n)
+		for i := range want {
+			want[i] = i
+		}
+		slices.SortStableFunc(want, func(a, b int) int { return cmp.Compare(vals[b], vals[a]) })
+		want = want[:min(k, n)]
+		got, _ := topK(nil, nil, k, n, func(i int) float64 { return vals[i] })
+		if !slices.Equal(got, want) {
+			t.Fatalf("n=%d k=%d: got %v, want %v", n, k, got, want)
+		}
+	}
+}
 
 // TestRefitDrawsFromPreviousDictionary: in version 5 a refit's new
 // posterior starts from the previous dictionary's points and then
@@ -32,18 +54,17 @@ func TestRefitDrawsFromPreviousDictionary(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx := context.Background()
 		// Warp none: on Branin version 6's warped values make S hold
 		// nearly every point by 50 observations, which says nothing of the
 		// draw.
-		s, err := Create(ctx, storage.NewMemory(), "refit", Config{Space: space, Budget: 150, Seed: 3, Version: tc.version, Warp: WarpNone})
+		s, err := newTestStudy(Config{Space: space, Budget: 150, Seed: 3, Version: tc.version, Warp: WarpNone})
 		if err != nil {
 			t.Fatal(err)
 		}
 		refits := 0
 		for i := 0; i < 150; i++ {
 			fits := len(s.eng.fits)
-			tr, err := s.Ask(ctx)
+			tr, err := s.Ask()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,36 +77,12 @@ func TestRefitDrawsFromPreviousDictionary(t *testing.T) {
 						tc.version, obs, chg, s.eng.ref.dtc.DictionarySize(), all, tc.allPoint)
 				}
 			}
-			if err := s.Tell(ctx, tr.Number, f.Value(tr.X)); err != nil {
+			if err := s.Tell(tr.Number, f.Value(tr.X)); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if refits < 3 {
 			t.Errorf("version %d: %d refits in 150 trials, want at least 3", tc.version, refits)
-		}
-	}
-}
-
-// TestTopKEqualsStableSort: topK's indices equal the first k of a stable
-// sort by value, descending, with many ties.
-func TestTopKEqualsStableSort(t *testing.T) {
-	t.Parallel()
-	rng := rand.New(rand.NewPCG(1, 2))
-	for trial := 0; trial < 200; trial++ {
-		n, k := rng.IntN(80), 1+rng.IntN(40)
-		vals := make([]float64, n)
-		for i := range vals {
-			vals[i] = float64(rng.IntN(10)) // ties
-		}
-		want := make([]int, n)
-		for i := range want {
-			want[i] = i
-		}
-		slices.SortStableFunc(want, func(a, b int) int { return cmp.Compare(vals[b], vals[a]) })
-		want = want[:min(k, n)]
-		got, _ := topK(nil, nil, k, n, func(i int) float64 { return vals[i] })
-		if !slices.Equal(got, want) {
-			t.Fatalf("n=%d k=%d: got %v, want %v", n, k, got, want)
 		}
 	}
 }

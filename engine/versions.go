@@ -1,4 +1,4 @@
-package study
+package engine
 
 // Rules are what one configuration version does: each rule in which two
 // versions differ is a named field, and a version is one full row of

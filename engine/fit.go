@@ -1,4 +1,4 @@
-package study
+package engine
 
 import (
 	"fmt"
@@ -105,7 +105,7 @@ func fitLengthScale(ks Kernel, lambda float64, d int, x, y []float64, current fl
 // fitARD fits the ARD hyperparameters of a fixed arm set (version 2):
 // cold at doubling counts of observations, warm (one L-BFGS run from the
 // previous fit) every FitEvery, seeded by the study seed and the count.
-func (e *engine) fitARD() error {
+func (e *Engine) fitARD() error {
 	start := time.Now()
 	fam, err := e.cfg.family()
 	if err != nil {

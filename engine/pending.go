@@ -1,4 +1,4 @@
-package study
+package engine
 
 import (
 	"fmt"
@@ -25,7 +25,7 @@ import (
 // observation after a restart is of a point asked after it.
 
 // markPhaseStale records the trials pending when the region restarts.
-func (r *refiner) markPhaseStale(e *engine) {
+func (r *refiner) markPhaseStale(e *Engine) {
 	r.phaseStale = nil
 	for t := range e.pending {
 		if r.phaseStale == nil {
@@ -50,7 +50,7 @@ func (r *refiner) markPhaseStale(e *engine) {
 // An observation that improves is marked for the trials then pending. In a
 // sequential study nothing is pending when an observation is tracked, and
 // nothing changes.
-func (r *refiner) skipStale(e *engine, trial int, v float64) bool {
+func (r *refiner) skipStale(e *Engine, trial int, v float64) bool {
 	if r.phaseStale[trial] {
 		delete(r.phaseStale, trial)
 		r.best = math.Max(r.best, v)
@@ -110,7 +110,7 @@ const pendingScreen = 1e-2
 
 // newPendingCond returns the conditioning on e's pending trials, nil when
 // none is pending.
-func (r *refiner) newPendingCond(e *engine) (*pendingCond, error) {
+func (r *refiner) newPendingCond(e *Engine) (*pendingCond, error) {
 	if len(e.pending) == 0 || (r.dtc == nil && r.exact == nil) {
 		return nil, nil
 	}

@@ -1,4 +1,4 @@
-package study
+package engine
 
 import (
 	"fmt"
@@ -191,7 +191,7 @@ func (r *refiner) fitDue(t int) (due, cold bool) {
 }
 
 // sync brings the model up to the engine's completed evaluations.
-func (r *refiner) sync(e *engine) error {
+func (r *refiner) sync(e *Engine) error {
 	t := len(e.succ)
 	if r.cfg.Policy == "random" {
 		return nil
@@ -275,7 +275,7 @@ func (r *refiner) trackRegion(x []float64, v float64) {
 func (r *refiner) toldValue(v float64) float64 { return (r.warp.warpedReward(v) - r.shift) / r.scale }
 
 // standardize sets the reward map from all observations.
-func (r *refiner) standardize(e *engine) {
+func (r *refiner) standardize(e *Engine) {
 	if r.cfg.RawValues {
 		return
 	}
@@ -307,7 +307,7 @@ func (r *refiner) standardize(e *engine) {
 // (gp/hyper's default starts and screen, from the previous fit too) at
 // doubling counts, warm (one L-BFGS run from the previous fit) otherwise,
 // on a bounded subset for BKB. The seed is the study seed and t.
-func (r *refiner) refit(e *engine, cold bool) error {
+func (r *refiner) refit(e *Engine, cold bool) error {
 	start := time.Now()
 	defer func() { r.fitSecs += time.Since(start).Seconds() }()
 	r.standardize(e)
@@ -396,7 +396,7 @@ func (r *refiner) kernelAndNoise() (kernel.Kernel, float64, error) {
 // resampled by its ridge leverage scores, which is the draw BKB's
 // Algorithm 1 would make from an exact previous posterior. O(t^3) at a
 // refit, O(t m^2) after.
-func (r *refiner) rebuild(e *engine) error {
+func (r *refiner) rebuild(e *Engine) error {
 	k, lambda, err := r.kernelAndNoise()
 	if err != nil {
 		return err
@@ -560,7 +560,7 @@ func (r *refiner) predict(x []float64) (float64, float64) {
 }
 
 // suggest returns the encoded next point.
-func (r *refiner) suggest(e *engine) ([]float64, error) {
+func (r *refiner) suggest(e *Engine) ([]float64, error) {
 	if err := r.sync(e); err != nil {
 		return nil, err
 	}
@@ -789,7 +789,7 @@ const branchEvery = 4
 
 // branchBests returns the best observed point of every branch (choice of
 // the branch parameter) but skip.
-func (r *refiner) branchBests(e *engine, branch, skip int) [][]float64 {
+func (r *refiner) branchBests(e *Engine, branch, skip int) [][]float64 {
 	k := len(r.cfg.Space.Params[branch].Choices)
 	best := make([]int, k)
 	for i := range best {
@@ -883,7 +883,7 @@ func dist(a, b []float64) float64 {
 // incumbent returns, of the incumbentCands observed points with the best
 // values, the one with the best posterior mean (with noise, the best value
 // may be luck; predicting every observation would cost O(t) predictions).
-func (r *refiner) incumbent(e *engine) []float64 {
+func (r *refiner) incumbent(e *Engine) []float64 {
 	if r.tm != nil {
 		return r.tm.incumbent(e)
 	}
@@ -906,7 +906,7 @@ func (r *refiner) incumbent(e *engine) []float64 {
 // variance is GP-BUCB's, conditioned on all of them (pending.go); near a
 // failed evaluation the standard deviation shrinks by sqrt(1 - rho^2) for
 // the prior correlation rho of the two points.
-func (r *refiner) acquisition(e *engine, avoid [][]float64, rng *rand.Rand) (acq func(x []float64) float64, score func(x []float64, m, v float64) float64, err error) {
+func (r *refiner) acquisition(e *Engine, avoid [][]float64, rng *rand.Rand) (acq func(x []float64) float64, score func(x []float64, m, v float64) float64, err error) {
 	t := len(e.succ)
 	beta, _, err := r.cfg.betaSchedule()
 	if err != nil {
@@ -1051,7 +1051,7 @@ func normPDF(z float64) float64 { return math.Exp(-z*z/2) / math.Sqrt(2*math.Pi)
 // syncAda tells Ada-BKB the evaluations it has not seen; it is built at
 // the first ask after the initial design, with the rewards standardized by
 // the design.
-func (r *refiner) syncAda(e *engine) error {
+func (r *refiner) syncAda(e *Engine) error {
 	t := len(e.succ)
 	if r.ada == nil {
 		r.standardize(e)

@@ -1,4 +1,4 @@
-package study
+package engine
 
 import (
 	"fmt"
@@ -15,7 +15,6 @@ import (
 	"github.com/bkb-go/bkb/gp/hyper"
 	"github.com/bkb-go/bkb/pruner"
 	"github.com/bkb-go/bkb/space"
-	"github.com/bkb-go/bkb/storage"
 )
 
 // MaxAbsValue bounds the objective values a study accepts: a value beyond
@@ -41,7 +40,7 @@ const MaxAbsValue = 1e150
 // fit, and the policy rebuilt on every observation. A failed evaluation
 // tells the policy nothing; its arm stays pending, so a GP policy never
 // asks for it again.
-type engine struct {
+type Engine struct {
 	cfg   *Config
 	space Space
 	p, e  int // parameters and encoded coordinates per arm
@@ -114,15 +113,15 @@ type observation struct {
 	values, cons []float64
 }
 
-// newEngine builds the arm set of cfg (normalized) and an engine on it.
-func newEngine(cfg *Config) (*engine, error) {
+// New builds the arm set of cfg (normalized) and an engine on it.
+func New(cfg *Config) (*Engine, error) {
 	arms, err := cfg.BuildArms()
 	if err != nil {
 		return nil, err
 	}
 	p := cfg.Space.Dim()
 	src := rand.NewPCG(cfg.Seed, 0x64_65_73_69_67_6e) // "design"
-	e := &engine{cfg: cfg, space: cfg.Space, p: p, e: cfg.Space.EncodedDim(), byX: map[string]int{},
+	e := &Engine{cfg: cfg, space: cfg.Space, p: p, e: cfg.Space.EncodedDim(), byX: map[string]int{},
 		design: rand.New(src), designSrc: src,
 		designSeen: map[int]bool{}, lengthScale: cfg.Kernel.LengthScale, scale: 1,
 		pending: map[int]int{}, waiting: map[int]int{}, cond: cfg.Space.Plan()}
@@ -138,7 +137,7 @@ func newEngine(cfg *Config) (*engine, error) {
 }
 
 // addArm appends the point x (valid) and returns its index.
-func (e *engine) addArm(x []float64) int {
+func (e *Engine) addArm(x []float64) int {
 	i := e.n
 	e.vals = append(e.vals, x...)
 	e.enc = append(e.enc, make([]float64, e.e)...)
@@ -153,7 +152,7 @@ func (e *engine) addArm(x []float64) int {
 
 // armOf returns the arm of the point x, adding it to the arm set if it is
 // not there (an enqueued or imported point).
-func (e *engine) armOf(x []float64) (int, error) {
+func (e *Engine) armOf(x []float64) (int, error) {
 	if i, ok := e.byX[pointKey(x)]; ok {
 		return i, nil
 	}
@@ -164,10 +163,10 @@ func (e *engine) armOf(x []float64) (int, error) {
 }
 
 // point returns the values of arm i (aliasing the engine's storage).
-func (e *engine) point(i int) []float64 { return e.vals[i*e.p : (i+1)*e.p] }
+func (e *Engine) point(i int) []float64 { return e.vals[i*e.p : (i+1)*e.p] }
 
 // reward maps a value to the maximized reward.
-func (e *engine) reward(v float64) float64 {
+func (e *Engine) reward(v float64) float64 {
 	if e.cfg.minimize() {
 		return -v
 	}
@@ -175,15 +174,15 @@ func (e *engine) reward(v float64) float64 {
 }
 
 // told is the value told to the policy.
-func (e *engine) told(v float64) float64 {
+func (e *Engine) told(v float64) float64 {
 	return (e.warp.warpedReward(e.reward(v)) - e.shift) / e.scale
 }
 
 // timed adds the time since start to the policy time.
-func (e *engine) timed(start time.Time) { e.policySeconds += time.Since(start).Seconds() }
+func (e *Engine) timed(start time.Time) { e.policySeconds += time.Since(start).Seconds() }
 
 // suggest returns the next arm and marks it pending in the policy.
-func (e *engine) suggest() (int, error) {
+func (e *Engine) suggest() (int, error) {
 	defer e.timed(time.Now())
 	if e.ref != nil {
 		if len(e.succ) < e.cfg.Init {
@@ -224,7 +223,7 @@ func (e *engine) suggest() (int, error) {
 
 // designArm returns a random arm not handed out or pending before (any arm
 // once all have been).
-func (e *engine) designArm() int {
+func (e *Engine) designArm() int {
 	if len(e.designSeen) >= e.n {
 		return e.design.IntN(e.n)
 	}
@@ -239,7 +238,7 @@ func (e *engine) designArm() int {
 
 // activate fixes the reward scale from the initial design and builds the
 // policy on what has been observed so far.
-func (e *engine) activate() error {
+func (e *Engine) activate() error {
 	e.standardize(min(len(e.succ), max(e.cfg.Init, 1)))
 	if k := e.cfg.FitEvery; (e.cfg.fitsARD() || k > 0 && len(e.succ) >= max(k, 2)) && e.cfg.Policy != "random" {
 		if err := e.fit(); err != nil {
@@ -253,7 +252,7 @@ func (e *engine) activate() error {
 // the doubling schedule Init*2^k (k >= 1) at which the affine map of
 // rewards is refreshed from all observations and the policy rebuilt. The
 // rebuilds cost O(A t^2) for an exact GP, about what the run itself costs.
-func (e *engine) restandardizeDue(t int) bool {
+func (e *Engine) restandardizeDue(t int) bool {
 	n0 := max(e.cfg.Init, 1)
 	if t <= n0 || t%n0 != 0 {
 		return false
@@ -264,7 +263,7 @@ func (e *engine) restandardizeDue(t int) bool {
 
 // standardize sets the affine map of rewards from the first k completed
 // evaluations: mean 0 and standard deviation 1.
-func (e *engine) standardize(k int) {
+func (e *Engine) standardize(k int) {
 	if e.cfg.RawValues || k == 0 {
 		return
 	}
@@ -286,7 +285,7 @@ func (e *engine) standardize(k int) {
 }
 
 // ensurePolicy rebuilds the policy if arms were added since it was built.
-func (e *engine) ensurePolicy() error {
+func (e *Engine) ensurePolicy() error {
 	if e.dirty {
 		return e.rebuild()
 	}
@@ -296,7 +295,7 @@ func (e *engine) ensurePolicy() error {
 // rebuild makes a fresh policy with the current length scale, tells it
 // every completed evaluation and marks the arms of pending trials and
 // failed evaluations pending.
-func (e *engine) rebuild() error {
+func (e *Engine) rebuild() error {
 	arms := mat.NewDense(e.n, e.e, e.enc[:e.n*e.e])
 	k, err := e.cfg.Kernel.build(e.lengthScale)
 	if err != nil {
@@ -334,7 +333,7 @@ func (e *engine) rebuild() error {
 
 // pendingArms lists the arms of pending trials (in trial order) and of
 // failed evaluations.
-func (e *engine) pendingArms() []int {
+func (e *Engine) pendingArms() []int {
 	trials := make([]int, 0, len(e.pending))
 	for t := range e.pending {
 		trials = append(trials, t)
@@ -348,7 +347,7 @@ func (e *engine) pendingArms() []int {
 }
 
 // markPending marks arm pending in the policy (or seen by the design).
-func (e *engine) markPending(arm int) error {
+func (e *Engine) markPending(arm int) error {
 	if e.policy == nil {
 		e.designSeen[arm] = true
 		return nil
@@ -360,7 +359,7 @@ func (e *engine) markPending(arm int) error {
 }
 
 // tell records a completed evaluation.
-func (e *engine) tell(trial, arm int, value float64) error {
+func (e *Engine) tell(trial, arm int, value float64) error {
 	defer e.timed(time.Now())
 	e.succ = append(e.succ, observation{trial: trial, arm: arm, value: value})
 	if e.policy == nil || e.ref != nil {
@@ -394,7 +393,7 @@ func (e *engine) tell(trial, arm int, value float64) error {
 
 // fit refits the length scale (version 2 with Fit ard: the ARD
 // hyperparameters, see fitARD).
-func (e *engine) fit() error {
+func (e *Engine) fit() error {
 	if e.cfg.fitsARD() {
 		return e.fitARD()
 	}
@@ -413,7 +412,7 @@ func (e *engine) fit() error {
 
 // stats returns the policy's statistics (zero before the policy starts or
 // for random search).
-func (e *engine) stats() bandit.Stats {
+func (e *Engine) stats() bandit.Stats {
 	if e.ref != nil {
 		return e.ref.stats()
 	}
@@ -423,14 +422,14 @@ func (e *engine) stats() bandit.Stats {
 	return bandit.Stats{}
 }
 
-// apply advances the engine by one stored record (validated by the
+// Apply advances the engine by one stored record (validated by the
 // storage against the records before it). An ask of a new trial is asked
 // of the engine again, so that its random state follows the run that wrote
 // the record; an ask whose arm is not the one the engine chooses (a study
 // written by another build) is counted in diverged and its arm used all
 // the same.
-func (e *engine) apply(r storage.Record) error {
-	if r.Kind == storage.KindReport {
+func (e *Engine) Apply(r Event) error {
+	if r.Kind == KindReport {
 		return nil // an intermediate value: the model is told final values only
 	}
 	if err := e.space.Check(r.X); err != nil {
@@ -452,9 +451,9 @@ func (e *engine) apply(r storage.Record) error {
 		return fmt.Errorf("trial %d: %s record for arm %d, but its point is arm %d of this study's arm set (was the arm set changed?)", r.Trial, r.Kind, r.Arm, arm)
 	}
 	switch r.Kind {
-	case storage.KindEnqueue:
+	case KindEnqueue:
 		e.waiting[r.Trial] = arm
-	case storage.KindAsk:
+	case KindAsk:
 		if _, ok := e.pending[r.Trial]; ok {
 			return nil // asked again: a trial whose worker stopped
 		}
@@ -479,7 +478,7 @@ func (e *engine) apply(r storage.Record) error {
 			}
 		}
 		e.pending[r.Trial] = arm
-	case storage.KindTell:
+	case KindTell:
 		delete(e.pending, r.Trial)
 		if v := *r.Y; math.Abs(v) > MaxAbsValue {
 			e.ignored++
@@ -491,8 +490,8 @@ func (e *engine) apply(r storage.Record) error {
 			e.succ[n-1].values, e.succ[n-1].cons = r.Values, r.Constraints
 		}
 		return err
-	case storage.KindFail, storage.KindPrune:
-		if r.Kind == storage.KindPrune && e.cfg.Pruner.Tell == pruner.TellForecast && r.Y != nil && e.forecast != nil {
+	case KindFail, KindPrune:
+		if r.Kind == KindPrune && e.cfg.Pruner.Tell == pruner.TellForecast && r.Y != nil && e.forecast != nil {
 			// The GP is told the trial's curve extrapolated to the
 			// final step (docs/pruning.md).
 			if v, ok := e.forecast(r.Trial); ok && math.Abs(v) <= MaxAbsValue {
@@ -500,7 +499,7 @@ func (e *engine) apply(r storage.Record) error {
 				return e.tell(r.Trial, arm, v)
 			}
 		}
-		if r.Kind == storage.KindPrune && (e.cfg.Pruner.Tell == pruner.TellLast || e.cfg.Pruner.Tell == pruner.TellForecast) && r.Y != nil && math.Abs(*r.Y) <= MaxAbsValue {
+		if r.Kind == KindPrune && (e.cfg.Pruner.Tell == pruner.TellLast || e.cfg.Pruner.Tell == pruner.TellForecast) && r.Y != nil && math.Abs(*r.Y) <= MaxAbsValue {
 			// The GP is told the last reported value: an upper bound
 			// of the final value of a curve that goes down (a
 			// pessimistic, censored observation; docs/pruning.md).
@@ -523,3 +522,24 @@ func (e *engine) apply(r storage.Record) error {
 // trimStudy drops the package prefix of an error of this package, for
 // messages that add their own context.
 func trimStudy(err error) string { return strings.TrimPrefix(err.Error(), "study: ") }
+
+// Event is a stored record as the engine reads it (package study converts
+// storage records): the engine does not know where studies are kept.
+type Event struct {
+	Kind        string // KindEnqueue, KindAsk, KindTell, KindFail, KindPrune or KindReport
+	Trial, Arm  int
+	X           []float64
+	Y           *float64 // tell: the value; prune: the last reported value, if any
+	Values      []float64
+	Constraints []float64
+}
+
+// Event kinds: the kinds of the records of package storage.
+const (
+	KindEnqueue = "enqueue"
+	KindAsk     = "ask"
+	KindTell    = "tell"
+	KindFail    = "fail"
+	KindPrune   = "prune"
+	KindReport  = "report"
+)

@@ -1,4 +1,4 @@
-package study
+package engine
 
 import (
 	"fmt"
@@ -396,7 +396,7 @@ const warpThreshold = 1e-3
 
 // standardizeWarped sets the refiner's transform and reward map from all
 // observations.
-func (r *refiner) standardizeWarped(e *engine) {
+func (r *refiner) standardizeWarped(e *Engine) {
 	rw := make([]float64, len(e.succ))
 	for i, o := range e.succ {
 		rw[i] = e.reward(o.value)
@@ -449,7 +449,7 @@ func decodeWarpFloats(f []float64) (Warp, error) {
 }
 
 // warpInfo returns the transform in use (nil without warping).
-func (e *engine) warpInfo() *Warp {
+func (e *Engine) warpInfo() *Warp {
 	if !e.cfg.warps() {
 		return nil
 	}

@@ -1,14 +1,12 @@
-package study
+package engine
 
 import (
-	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/bkb-go/bkb/gp"
 	"github.com/bkb-go/bkb/objectives"
-	"github.com/bkb-go/bkb/storage"
 )
 
 // TestNoisyDictionaryExactAtRefit: under heavy noise, version 7 rebuilds
@@ -34,8 +32,7 @@ func TestNoisyDictionaryExactAtRefit(t *testing.T) {
 	}
 	const exactTol = 1e-3
 	for _, version := range []int{6, 7} {
-		ctx := context.Background()
-		s, err := Create(ctx, storage.NewMemory(), "noisy", Config{Space: space, Budget: 120, Seed: 4, Version: version})
+		s, err := newTestStudy(Config{Space: space, Budget: 120, Seed: 4, Version: version})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +40,7 @@ func TestNoisyDictionaryExactAtRefit(t *testing.T) {
 		heavy, exactRefits := 0, 0
 		for i := 0; i < 120; i++ {
 			fits := len(s.eng.fits)
-			tr, err := s.Ask(ctx)
+			tr, err := s.Ask()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,7 +53,7 @@ func TestNoisyDictionaryExactAtRefit(t *testing.T) {
 					}
 				}
 			}
-			if err := s.Tell(ctx, tr.Number, f.Value(tr.X)+30*noise.NormFloat64()); err != nil {
+			if err := s.Tell(tr.Number, f.Value(tr.X)+30*noise.NormFloat64()); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -75,7 +72,7 @@ func TestNoisyDictionaryExactAtRefit(t *testing.T) {
 // exactGap returns the largest difference, over the global set, between
 // the study's BKB posterior means and the exact GP's with the same kernel,
 // noise variance and told values.
-func exactGap(t *testing.T, e *engine) float64 {
+func exactGap(t *testing.T, e *Engine) float64 {
 	t.Helper()
 	r := e.ref
 	g, err := gp.NewExact(r.kern, e.e, r.lambda)
@@ -108,8 +105,7 @@ func TestNoisyUnwarped(t *testing.T) {
 	f, _ := objectives.Lookup("goldsteinprice")
 	sp, _ := Box(nil, f.Lower, f.Upper)
 	for _, version := range []int{6, 7} {
-		ctx := context.Background()
-		s, err := Create(ctx, storage.NewMemory(), "w", Config{Space: sp, Budget: 80, Seed: 3, Version: version})
+		s, err := newTestStudy(Config{Space: sp, Budget: 80, Seed: 3, Version: version})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +113,7 @@ func TestNoisyUnwarped(t *testing.T) {
 		heavy, warped := 0, 0
 		for i := 0; i < 80; i++ {
 			fits := len(s.eng.fits)
-			tr, err := s.Ask(ctx)
+			tr, err := s.Ask()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -130,7 +126,7 @@ func TestNoisyUnwarped(t *testing.T) {
 					warped++
 				}
 			}
-			if err := s.Tell(ctx, tr.Number, f.Value(tr.X)+1e4*noise.NormFloat64()); err != nil {
+			if err := s.Tell(tr.Number, f.Value(tr.X)+1e4*noise.NormFloat64()); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -143,36 +139,5 @@ func TestNoisyUnwarped(t *testing.T) {
 		case version == 6 && warped == 0:
 			t.Errorf("version 6: never warped (the test's values do not exercise the rule)")
 		}
-	}
-}
-
-// TestNoisyVersion7Replay: a noisy version 7 study, whose dictionary rule
-// and warp switch with the fitted noise share, replays from its records
-// with the same asks.
-func TestNoisyVersion7Replay(t *testing.T) {
-	t.Parallel()
-	f, _ := objectives.Lookup("branin")
-	sp, _ := Box(nil, f.Lower, f.Upper)
-	ctx := context.Background()
-	st := storage.NewMemory()
-	s, err := Create(ctx, st, "r", Config{Space: sp, Budget: 70, Seed: 5, Version: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
-	noise := rand.New(rand.NewPCG(1, 1))
-	runTrials(t, s, 69, func(tr *Trial) float64 { return f.Value(tr.X) + 30*noise.NormFloat64() }, false)
-	if _, err := s.Ask(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if rho, ok := s.eng.ref.noiseShare(); !ok || rho <= noiseShareHeavy {
-		t.Fatalf("noise share %v (fitted %v): the test's noise is not heavy", rho, ok)
-	}
-	r, err := Load(ctx, st, "r")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Arms()
-	if d := r.Info().Diverged; d != 0 {
-		t.Errorf("replay diverged at %d asks", d)
 	}
 }

@@ -1,4 +1,4 @@
-package study
+package engine
 
 import (
 	"math"
@@ -34,7 +34,7 @@ func TestPendingVariance(t *testing.T) {
 	}
 	// Three pending points: two near observed ones, one alone.
 	pend := [][]float64{{0.5, 0.5, 0.5}, {0.52, 0.45, 0.5}, pt()}
-	e := &engine{e: d, pending: map[int]int{}}
+	e := &Engine{e: d, pending: map[int]int{}}
 	for a, p := range pend {
 		e.enc = append(e.enc, p...)
 		e.pending[10+a] = a
@@ -116,7 +116,7 @@ func TestPendingVariance(t *testing.T) {
 		}
 	}
 	// Nothing pending: no conditioning.
-	if c, _ := (&refiner{}).newPendingCond(&engine{pending: map[int]int{}}); c != nil {
+	if c, _ := (&refiner{}).newPendingCond(&Engine{pending: map[int]int{}}); c != nil {
 		t.Error("conditioning without pending trials")
 	}
 }
@@ -131,7 +131,7 @@ func TestSkipStale(t *testing.T) {
 		return &refiner{region: candidates.NewRegion(2), best: 1, threshold: 1e-3}
 	}
 	r := newRef()
-	e := &engine{pending: map[int]int{5: 0, 6: 1}}
+	e := &Engine{pending: map[int]int{5: 0, 6: 1}}
 	if r.skipStale(e, 4, 2) { // an improvement, trials 5 and 6 pending
 		t.Fatal("an improvement was skipped")
 	}
@@ -152,7 +152,7 @@ func TestSkipStale(t *testing.T) {
 	}
 	// Sequential: nothing pending, nothing skipped.
 	r = newRef()
-	seq := &engine{pending: map[int]int{}}
+	seq := &Engine{pending: map[int]int{}}
 	for i, v := range []float64{2, 1, 3, 0.5} {
 		if r.skipStale(seq, i, v) {
 			t.Errorf("sequential result %d skipped", i)

@@ -1,4 +1,4 @@
-package study
+package engine
 
 import (
 	"math"
@@ -40,7 +40,7 @@ const localMaxDim = 10
 func localPoints(d int) int { return (d + 1) * (d + 2) }
 
 // localStepDue reports whether the next ask is a local step.
-func (e *engine) localStepDue() bool {
+func (e *Engine) localStepDue() bool {
 	c := e.cfg
 	if !c.rules().LocalSteps || e.ref == nil || c.Policy == "random" || c.Policy == "ada-bkb" || c.singleObjectiveRules() ||
 		e.e > localMaxDim || !e.space.Continuous() {
@@ -67,7 +67,7 @@ const (
 // localStep returns the encoded point of a local step, nil when the model
 // gives none (too few points, a Hessian not positive definite, a step
 // onto an observed or pending point).
-func (e *engine) localStep() []float64 {
+func (e *Engine) localStep() []float64 {
 	d := e.e
 	t := len(e.succ)
 	n := localPoints(d)
@@ -173,7 +173,7 @@ func (e *engine) localStep() []float64 {
 
 // localArm returns the arm of a local step, or -1 when none is due or the
 // step's point is observed or pending.
-func (e *engine) localArm() int {
+func (e *Engine) localArm() int {
 	if !e.localStepDue() {
 		return -1
 	}
