@@ -17,4 +17,6 @@ const (
 )
 
 // Box is space.Box (for the engine's tests and callers).
-func Box(names []string, lower, upper []float64) (Space, error) { return space.Box(names, lower, upper) }
+func Box(names []string, lower, upper []float64) (Space, error) {
+	return space.Box(names, lower, upper)
+}
