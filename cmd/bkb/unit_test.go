@@ -3,14 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
-	"github.com/bkb-go/bkb/objectives"
-	"github.com/bkb-go/bkb/study"
-	"gonum.org/v1/plot/plotter"
 	"math"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/bkb-go/bkb/objectives"
+	"github.com/bkb-go/bkb/study"
+	"gonum.org/v1/plot/plotter"
 )
 
 func TestSplitCommand(t *testing.T) {

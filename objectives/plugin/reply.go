@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Reply is one parsed reply line of the plugin protocol.
@@ -213,4 +214,157 @@ func parseY(raw json.RawMessage) (float64, error) {
 		return 0, fmt.Errorf(`"y" is not a number: %q`, truncate(n.String(), 40))
 	}
 	return y, nil
+}
+
+// progress is a line of a plugin about its running evaluation: an
+// intermediate value, or its answer to a prune request.
+type progress struct {
+	id     int
+	step   int
+	value  float64
+	pruned bool
+	bad    string // why the line is garbage, "" if it is not
+}
+
+// parseProgress reads an intermediate value {"id":7,"step":3,"value":0.4}
+// or the answer {"id":7,"pruned":true}; false for any other line (a reply).
+func parseProgress(line []byte) (progress, bool) {
+	if !bytes.Contains(line, []byte(`"step"`)) && !bytes.Contains(line, []byte(`"pruned"`)) {
+		return progress{}, false
+	}
+	var raw struct {
+		ID     json.RawMessage `json:"id"`
+		Step   *json.Number    `json:"step"`
+		Value  *float64        `json:"value"`
+		Pruned bool            `json:"pruned"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(line), &raw) != nil {
+		return progress{}, false
+	}
+	id, err := parseID(raw.ID)
+	if err != nil {
+		return progress{}, false
+	}
+	m := progress{id: id, pruned: raw.Pruned}
+	if raw.Pruned {
+		return m, true
+	}
+	if raw.Step == nil {
+		return progress{}, false
+	}
+	step, err := raw.Step.Int64()
+	switch {
+	case err != nil || step < 0 || step > math.MaxInt32:
+		m.bad = fmt.Sprintf(`garbage on stdout: "step" %s is not an integer >= 0`, raw.Step.String())
+	case raw.Value == nil || math.IsNaN(*raw.Value) || math.IsInf(*raw.Value, 0):
+		m.bad = `garbage on stdout: an intermediate value needs a finite "value"`
+	default:
+		m.step, m.value = int(step), *raw.Value
+	}
+	return m, true
+}
+
+// garbage fails evaluation id for a bad line and drops the plugin.
+func (p *Process) garbage(c *child, id int, out outLine, msg string) (Reply, error) {
+	err := p.fail(KindGarbage, id, msg, nil)
+	err.Line = truncate(strings.TrimRight(string(out.data), "\r\n"), garbageQuote)
+	p.drop(c, true, err)
+	return Reply{}, err
+}
+
+// handleReply interprets one non-blank stdout line.
+func (p *Process) handleReply(c *child, id int, out outLine) (Reply, error) {
+	line := out.data
+	garbage := func(msg string) (Reply, error) {
+		err := p.fail(KindGarbage, id, msg, nil)
+		err.Line = truncate(strings.TrimRight(string(line), "\r\n"), garbageQuote)
+		p.drop(c, true, err)
+		return Reply{}, err
+	}
+	if out.tooLong {
+		return garbage("garbage on stdout: reply line too long (over 1 MiB)")
+	}
+	r, perr := ParseReply(line)
+	switch {
+	case perr != nil:
+		return garbage("garbage on stdout: " + perr.Error())
+	case !r.HasID:
+		return garbage(fmt.Sprintf(`garbage on stdout: reply without "id" (want %d)`, id))
+	case r.ID != id:
+		return garbage(fmt.Sprintf("garbage on stdout: reply for id %d, want %d", r.ID, id))
+	case r.Error != "":
+		return Reply{}, p.fail(KindPluginError, id, "plugin reported an error: "+truncate(r.Error, 2000), nil)
+	case math.IsNaN(r.Y) || math.IsInf(r.Y, 0):
+		return Reply{}, p.fail(KindNonFinite, id, fmt.Sprintf("plugin returned the non-finite value %v", r.Y), nil)
+	case r.nonFinite() != "":
+		return Reply{}, p.fail(KindNonFinite, id, "plugin returned "+r.nonFinite(), nil)
+	}
+	return r, nil
+}
+
+// crashed reports that c died (or closed stdout) during evaluation id.
+func (p *Process) crashed(c *child, id int, what string) error {
+	select {
+	case <-c.exited:
+	case <-time.After(exitGrace):
+		// Alive but not talking: it closed stdout or stopped reading stdin.
+		_ = killGroup(c.cmd)
+		<-c.exited
+		if what == "" {
+			what = "plugin closed its stdout"
+		}
+		what += "; killed"
+	}
+	select {
+	case <-c.stderrDone:
+	case <-time.After(drainGrace):
+	}
+	msg := "plugin crashed (" + c.exitStatus() + ")"
+	if what != "" {
+		msg = "plugin crashed: " + what + " (" + c.exitStatus() + ")"
+	}
+	err := p.fail(KindCrash, id, msg, nil)
+	err.Stderr = c.sink.Tail()
+	p.drop(c, true, err)
+	return err
+}
+
+// appendRequest appends the JSON request line for x to b; params is the
+// compact "params" object, nil for none.
+func appendRequest(b []byte, id int, x []float64, params []byte) []byte {
+	b = append(b, `{"id":`...)
+	b = strconv.AppendInt(b, int64(id), 10)
+	b = append(b, `,"x":`...)
+	b = appendFloats(b, x)
+	if params != nil {
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+	}
+	return append(b, "}\n"...)
+}
+
+func appendFloats(b []byte, x []float64) []byte {
+	b = append(b, '[')
+	for i, v := range x {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendFloat(b, v, 'g', -1, 64)
+	}
+	return append(b, ']')
+}
+
+// appendParams appends {"name":value,...} in the order of names.
+func appendParams(b []byte, x []float64, names []string) []byte {
+	b = append(b, '{')
+	for i, n := range names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		q, _ := json.Marshal(n) // a string always marshals
+		b = append(b, q...)
+		b = append(b, ':')
+		b = strconv.AppendFloat(b, x[i], 'g', -1, 64)
+	}
+	return append(b, '}')
 }

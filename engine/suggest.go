@@ -1,0 +1,518 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/bkb-go/bkb/acquisition"
+	"github.com/bkb-go/bkb/candidates"
+	"github.com/bkb-go/bkb/kernel"
+)
+
+// suggest returns the encoded next point.
+func (r *refiner) suggest(e *Engine) ([]float64, error) {
+	if err := r.sync(e); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	defer func() { r.growSec += time.Since(start).Seconds() }()
+	rng := rand.New(rand.NewPCG(r.cfg.Seed^streamAsk, uint64(r.asks)))
+	r.asks++
+	if r.cfg.Policy == "random" {
+		x := make([]float64, r.d)
+		r.dom.Random(x, rng)
+		if r.cond != nil {
+			r.cond.CanonicalizeEncoded(x)
+		}
+		return x, nil
+	}
+	if r.cfg.Policy == "ada-bkb" {
+		return r.ada.Ask()
+	}
+	// The points to avoid: pending trials and failed evaluations.
+	var avoid [][]float64
+	for _, a := range e.pendingArms() {
+		avoid = append(avoid, e.enc[a*e.e:(a+1)*e.e])
+	}
+	acq, score, err := r.acquisition(e, avoid, rng)
+	if err != nil {
+		return nil, err
+	}
+	inc := r.incumbent(e)
+
+	type cand struct {
+		x []float64
+		v float64
+	}
+	var cs []cand
+	add := func(x []float64) { cs = append(cs, cand{x, acq(x)}) }
+	// seen holds the candidates of a conditional space, which are
+	// canonicalized and kept once (nil without conditions).
+	var seen map[string]bool
+	if r.cond != nil {
+		acq, seen = r.conditionalAcq(acq), map[string]bool{}
+		add = func(x []float64) {
+			r.cond.CanonicalizeEncoded(x)
+			if k := pointKey(x); !seen[k] {
+				seen[k] = true
+				cs = append(cs, cand{x, acq(x)})
+			}
+		}
+	}
+	n, _ := r.global.Dims()
+	// The global set's means and variances are kept current by the
+	// posterior (its candidates): O(n m) per observation, not O(n m^2)
+	// per ask.
+	if r.sample != nil {
+		// A joint sample's values on the global set: O(n m).
+		lin, res := make([]float64, n), make([]float64, n)
+		r.dtc.SampleCandidates(lin, res, r.sample)
+		for i := 0; i < n; i++ {
+			cs = append(cs, cand{r.global.RawRowView(i), sampleValue(lin[i], res[i], rng)})
+		}
+	} else {
+		means, vars := r.globalPosterior()
+		for i := 0; i < n; i++ {
+			x := r.global.RawRowView(i)
+			cs = append(cs, cand{x, score(x, means[i], vars[i])})
+		}
+	}
+	if seen != nil {
+		for _, c := range cs {
+			seen[pointKey(c.x)] = true // the arms are canonical
+		}
+	}
+	for _, x := range r.pool {
+		add(x)
+	}
+	var weights []float64
+	if r.hp != nil {
+		weights = candidates.ARDWeights(r.hp.LengthScales)
+	}
+	trust := func(center []float64, radius float64, k int) error {
+		m := mat.NewDense(k, r.d, nil)
+		if err := candidates.TrustRegion(m, r.dom, center, radius, rng, candidates.TROptions{Weights: weights}); err != nil {
+			return err
+		}
+		for i := 0; i < k; i++ {
+			add(m.RawRowView(i))
+		}
+		return nil
+	}
+	if r.restartDue {
+		r.restartDue = false
+		r.startLocal(inc, acq)
+	}
+	// A conditional space's branch ask (branchEvery): the candidates of
+	// the branches the incumbent is not in compete alone, with a trust
+	// region around each branch's best point, so that a run does not lock
+	// onto the first branch that looks good (a GP that saw a few poor
+	// points of a branch believes all of it poor, where the branch's basin
+	// may be narrow; TPE keeps sampling every branch by its density).
+	branch, incBranch := -1, -1
+	if r.cond != nil && r.local == nil && r.asks%branchEvery == 0 {
+		if branch = r.cond.BranchParam(); branch >= 0 {
+			incBranch = r.cond.BranchOf(branch, inc)
+			for _, x := range r.branchBests(e, branch, incBranch) {
+				if err := trust(x, r.region.Radius, trustPoints); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if r.local != nil {
+		// Only the local region's candidates compete.
+		cs = cs[:0]
+		if err := trust(r.local, r.region.Radius, trustPoints); err != nil {
+			return nil, err
+		}
+	} else if err := trust(inc, r.region.Radius, trustPoints); err != nil {
+		return nil, err
+	}
+	byScore := func(a, b cand) int {
+		switch {
+		case a.v > b.v:
+			return -1
+		case a.v < b.v:
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(cs, byScore)
+	// Probe the best points away from the incumbent.
+	probes := 0
+	for _, c := range cs {
+		if probes == probeCenters || r.local != nil {
+			break
+		}
+		if math.IsInf(c.v, -1) || dist(c.x, inc) < 2*probeRadius {
+			continue
+		}
+		if err := trust(c.x, probeRadius, probePoints); err != nil {
+			return nil, err
+		}
+		probes++
+	}
+	slices.SortStableFunc(cs, byScore)
+	// Polish the best few (distinct) points.
+	if r.sample == nil && r.cfg.Policy != "thompson" && r.cfg.Policy != "bkb-thompson" && len(r.dom.ContinuousIndices()) > 0 {
+		var starts [][]float64
+		for _, c := range cs {
+			if len(starts) == polishStarts || math.IsInf(c.v, -1) {
+				break
+			}
+			dup := false
+			for _, s := range starts {
+				if dist(s, c.x) < 1e-6 {
+					dup = true
+				}
+			}
+			if !dup {
+				starts = append(starts, c.x)
+			}
+		}
+		// Diverse starts: the best points far from the incumbent and
+		// from each other, whose local maxima of the acquisition a raw
+		// candidate underestimates most.
+		far := 0
+		for _, c := range cs {
+			if far == farStarts || r.local != nil {
+				break
+			}
+			if math.IsInf(c.v, -1) || dist(c.x, inc) < 0.3 {
+				continue
+			}
+			ok := true
+			for _, s := range starts {
+				if dist(s, c.x) < 0.3 {
+					ok = false
+				}
+			}
+			if ok {
+				starts = append(starts, c.x)
+				far++
+			}
+		}
+		for _, s := range starts {
+			p, v, err := candidates.Polish(acq, s, r.dom, candidates.PolishOptions{MaxEvals: polishEvals})
+			if err != nil {
+				return nil, err
+			}
+			if seen != nil {
+				// acq reads p canonicalized: v is its canonical point's.
+				r.cond.CanonicalizeEncoded(p)
+				if k := pointKey(p); seen[k] {
+					continue
+				}
+				seen[pointKey(p)] = true
+			}
+			cs = append(cs, cand{p, v})
+		}
+		slices.SortStableFunc(cs, byScore)
+	}
+	if len(cs) == 0 || math.IsInf(cs[0].v, -1) || math.IsNaN(cs[0].v) {
+		return nil, fmt.Errorf("study: no candidate has a finite acquisition (every one pending or failed?)")
+	}
+	if branch >= 0 {
+		for _, c := range cs {
+			if !math.IsInf(c.v, -1) && r.cond.BranchOf(branch, c.x) != incBranch {
+				return slices.Clone(c.x), nil
+			}
+		}
+	}
+	// Keep the best for the next ask; retire the rest.
+	r.pool = r.pool[:0]
+	for _, c := range cs[:min(poolSize, len(cs))] {
+		if !math.IsInf(c.v, -1) {
+			r.pool = append(r.pool, slices.Clone(c.x))
+		}
+	}
+	return slices.Clone(cs[0].x), nil
+}
+
+// branchEvery: one ask in branchEvery of a conditional space is a branch
+// ask (see suggest). Chosen among 3, 4 and 6 on the tuning half of
+// bench/peers/conditional.py (cond-a, cond-b, breast-cancer; 10 seeds):
+// the lowest mean best value on three of its five rows that differ
+// (docs/conditional.md).
+const branchEvery = 4
+
+// branchBests returns the best observed point of every branch (choice of
+// the branch parameter) but skip.
+func (r *refiner) branchBests(e *Engine, branch, skip int) [][]float64 {
+	k := len(r.cfg.Space.Params[branch].Choices)
+	best := make([]int, k)
+	for i := range best {
+		best[i] = -1
+	}
+	for i, o := range e.succ {
+		x := e.enc[o.arm*e.e : (o.arm+1)*e.e]
+		b := r.cond.BranchOf(branch, x)
+		if b != skip && (best[b] < 0 || e.reward(o.value) > e.reward(e.succ[best[b]].value)) {
+			best[b] = i
+		}
+	}
+	var out [][]float64
+	for _, i := range best {
+		if i >= 0 {
+			o := e.succ[i]
+			out = append(out, e.enc[o.arm*e.e:(o.arm+1)*e.e])
+		}
+	}
+	return out
+}
+
+// startLocal begins a local phase: its center is the global point of
+// largest acquisition at least localSeparation from the incumbent and from
+// every earlier phase's center (the nearest such point if none is).
+func (r *refiner) startLocal(inc []float64, acq func([]float64) float64) {
+	n, _ := r.global.Dims()
+	var center []float64
+	bv := math.Inf(-1)
+	for i := 0; i < n; i++ {
+		x := r.global.RawRowView(i)
+		if dist(x, inc) < localSeparation {
+			continue
+		}
+		ok := true
+		for _, c := range r.centers {
+			if dist(x, c) < localSeparation {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		if v := acq(x); v > bv {
+			bv, center = v, x
+		}
+	}
+	if center == nil {
+		return // nowhere left to go: stay with the incumbent
+	}
+	r.local = slices.Clone(center)
+	r.localBest = math.Inf(-1)
+	r.centers = append(r.centers, r.local)
+	r.region.Radius = r.region.Init
+}
+
+// topK appends to idx the indices of the k largest of value(0..n-1) in
+// the order of a stable sort by value, descending (ties by index), and
+// their values to vals, by insertion in one pass: O(n) for small k,
+// where sorting all n cost O(n log n) and an allocation per ask.
+func topK(idx []int, vals []float64, k, n int, value func(int) float64) ([]int, []float64) {
+	for i := 0; i < n; i++ {
+		v := value(i)
+		if len(idx) == k && !(v > vals[len(vals)-1]) {
+			continue
+		}
+		p := len(idx)
+		for p > 0 && v > vals[p-1] {
+			p--
+		}
+		if len(idx) < k {
+			idx, vals = append(idx, 0), append(vals, 0)
+		}
+		copy(idx[p+1:], idx[p:len(idx)-1])
+		copy(vals[p+1:], vals[p:len(vals)-1])
+		idx[p], vals[p] = i, v
+	}
+	return idx, vals
+}
+
+// dist is the Euclidean distance.
+func dist(a, b []float64) float64 {
+	var s float64
+	for i := range a {
+		s += (a[i] - b[i]) * (a[i] - b[i])
+	}
+	return math.Sqrt(s)
+}
+
+// incumbent returns, of the incumbentCands observed points with the best
+// values, the one with the best posterior mean (with noise, the best value
+// may be luck; predicting every observation would cost O(t) predictions).
+func (r *refiner) incumbent(e *Engine) []float64 {
+	if r.tm != nil {
+		return r.tm.incumbent(e)
+	}
+	idx, rew := topK(r.topBuf[:0], r.topRew[:0], incumbentCands, len(e.succ), func(i int) float64 { return e.reward(e.succ[i].value) })
+	r.topBuf, r.topRew = idx, rew
+	var best []float64
+	bv := math.Inf(-1)
+	for _, i := range idx {
+		o := e.succ[i]
+		x := e.enc[o.arm*e.e : (o.arm+1)*e.e]
+		if m, _ := r.predict(x); m > bv || best == nil {
+			best, bv = x, m
+		}
+	}
+	return best
+}
+
+// acquisition returns the policy's score of a candidate. A point at a
+// pending trial or failed evaluation scores -Inf; near pending trials the
+// variance is GP-BUCB's, conditioned on all of them (pending.go); near a
+// failed evaluation the standard deviation shrinks by sqrt(1 - rho^2) for
+// the prior correlation rho of the two points.
+func (r *refiner) acquisition(e *Engine, avoid [][]float64, rng *rand.Rand) (acq func(x []float64) float64, score func(x []float64, m, v float64) float64, err error) {
+	t := len(e.succ)
+	beta, _, err := r.cfg.betaSchedule()
+	if err != nil {
+		return nil, nil, err
+	}
+	nGlobal, _ := r.global.Dims()
+	b := beta.Beta(acquisition.State{T: t, Arms: nGlobal, Lambda: r.lambda, Kappa2: 1})
+	u := -1.0 // the unexplained share, computed when needed
+	rho, fitted := r.noiseShare()
+	noisyRules := r.cfg.rules().NoisyExploration && fitted
+	if h, ok := beta.(horizonBeta); ok {
+		u = r.unexplained()
+		if scalesByWideness(noisyRules, rho) {
+			b = math.Max(b*math.Sqrt(1-u), horizonFloor*h.B)
+		}
+		if noisyRules {
+			b = math.Max(b, noisyBetaFloor(h.B, rho, u))
+		}
+	}
+	// Every exploitEvery-th ask takes the posterior mean's maximizer,
+	// unless evaluations failed; also while points are pending (with
+	// GP-BUCB's variances and stale results kept from the trust region,
+	// 4 workers on Hartmann 6, T=200 then end as close to the minimum as
+	// one: docs/parallel.md).
+	if exploitEvery > 0 && r.asks%exploitEvery == 0 && len(avoid) == len(e.pending) {
+		b = 0
+	}
+	if r.tm, err = r.newTradeoffModel(e); err != nil {
+		return nil, nil, err
+	}
+	tm := r.tm
+	var bestMean float64
+	if r.cfg.Policy == "ei" {
+		bestMean = math.Inf(-1)
+		for _, o := range e.succ {
+			m, _ := r.predict(e.enc[o.arm*e.e : (o.arm+1)*e.e])
+			bestMean = math.Max(bestMean, m)
+		}
+	}
+	thompson := r.cfg.Policy == "thompson" || r.cfg.Policy == "bkb-thompson"
+	// Version 4 under heavy noise: every other ask maximizes a joint
+	// sample of BKB's posterior (noise.go), on the candidates only (a
+	// sample has an independent part per point; there is nothing for
+	// L-BFGS to polish).
+	r.sample = nil
+	if noisyRules && r.dtc != nil && len(avoid) == 0 && tm == nil {
+		if u < 0 {
+			u = r.unexplained()
+		}
+		if thompsonAsk(rho, u, r.asks) {
+			w := r.dtc.SampleWeights(make([]float64, r.dtc.DictionarySize()), rng)
+			r.sample = w
+			return func(x []float64) float64 {
+				lin, res, err := r.dtc.SampleAt(x, w)
+				if err != nil {
+					return math.NaN()
+				}
+				return sampleValue(lin, res, rng)
+			}, nil, nil
+		}
+	}
+	diag := func(x []float64) float64 { return kernel.Diag(r.kern, x) }
+	// Pending trials: GP-BUCB's conditional variance (pending.go); the
+	// prior-correlation shrink below is then for failed points only.
+	cond, err := r.newPendingCond(e)
+	if err != nil {
+		return nil, nil, err
+	}
+	skip := 0
+	if cond != nil {
+		skip = len(e.pending)
+	}
+	score = func(x []float64, m, v float64) float64 {
+		if cond != nil {
+			var ok bool
+			if v, ok = cond.variance(x, v); !ok {
+				return math.Inf(-1)
+			}
+		}
+		shrink := 1.0
+		for _, p := range avoid[skip:] {
+			kxp := r.kern.Eval(x, p)
+			rho2 := kxp * kxp / (diag(x) * diag(p))
+			if rho2 > 1-1e-12 {
+				return math.Inf(-1)
+			}
+			shrink *= 1 - rho2
+		}
+		sd := math.Sqrt(math.Max(v, 0) * shrink)
+		switch {
+		case thompson:
+			return m + sd*rng.NormFloat64()
+		case r.cfg.Policy == "ei":
+			if sd <= 0 {
+				return math.Max(m-bestMean, 0)
+			}
+			z := (m - bestMean) / sd
+			return (m-bestMean)*normCDF(z) + sd*normPDF(z)
+		}
+		if tm != nil {
+			return tm.score(x, m, sd, b)
+		}
+		return m + b*sd
+	}
+	acq = func(x []float64) float64 {
+		if cond != nil {
+			if m, v, ok := cond.predict(x); ok {
+				return score(x, m, v)
+			}
+		}
+		m, v := r.predict(x)
+		return score(x, m, v)
+	}
+	return acq, score, nil
+}
+
+// unexplained is the mean, over the global space-filling set, of the
+// posterior variance as a fraction of the prior variance: 1 before any
+// observation, near 0 once the model is sure of f everywhere. The
+// version 3 exploration (horizonBeta) scales its bonus by
+// sqrt(1 - unexplained): where the posterior is wide almost everywhere
+// (10-d problems at a few hundred trials, whose box the budget cannot
+// cover) the UCB maximizer is merely the point farthest from the data, and
+// exploring there cannot pay back within the budget (docs/optimizer.md).
+func (r *refiner) unexplained() float64 {
+	_, vars := r.globalPosterior()
+	if len(vars) == 0 {
+		return 0
+	}
+	var s float64
+	for i, v := range vars {
+		if prior := kernel.Diag(r.kern, r.global.RawRowView(i)); prior > 0 {
+			s += math.Min(math.Max(v/prior, 0), 1)
+		}
+	}
+	return s / float64(len(vars))
+}
+
+func normCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
+
+func normPDF(z float64) float64 { return math.Exp(-z*z/2) / math.Sqrt(2*math.Pi) }
+
+// conditionalAcq returns the acquisition acq of a conditional space read
+// at the canonical form of its argument: the GP sees inactive parameters at
+// their placeholders only, so a polish cannot climb along a coordinate
+// that does not exist at the point, nor two candidates differ there.
+func (r *refiner) conditionalAcq(acq func([]float64) float64) func([]float64) float64 {
+	buf := make([]float64, r.d)
+	return func(x []float64) float64 {
+		copy(buf, x)
+		r.cond.CanonicalizeEncoded(buf)
+		return acq(buf)
+	}
+}
