@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/bkb-go/bkb/storage/postgres"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -21,15 +22,9 @@ var (
 	secrets   []string
 )
 
-// kvConnRE matches the start of a libpq keyword/value connection string.
-var kvConnRE = regexp.MustCompile(`^\s*(host|hostaddr|port|dbname|user|password|passfile|sslmode|service|application_name|connect_timeout|options|target_session_attrs)\s*=`)
-
-// isConnString reports whether loc names a PostgreSQL database: a
-// postgres:// or postgresql:// URL, or a keyword/value string
-// ("host=... dbname=...").
-func isConnString(loc string) bool {
-	return strings.HasPrefix(loc, "postgres://") || strings.HasPrefix(loc, "postgresql://") || kvConnRE.MatchString(loc)
-}
+// isConnString reports whether loc names a PostgreSQL database
+// (postgres.IsConnString).
+func isConnString(loc string) bool { return postgres.IsConnString(loc) }
 
 // passwordRE finds passwords pgx's parser could not read out (a string it
 // refuses): password=..., quoted or not, in a query or a keyword/value

@@ -19,7 +19,6 @@ import (
 
 	"github.com/bkb-go/bkb/serve"
 	"github.com/bkb-go/bkb/storage"
-	"github.com/bkb-go/bkb/storage/postgres"
 	"github.com/bkb-go/bkb/study"
 )
 
@@ -50,7 +49,7 @@ func (c catalogFlags) open(ctx context.Context, cmd string) (storage.Storage, st
 		}
 		describe := redactURL(c.storage) // also remembers the password for maskSecrets
 		secrets := urlSecrets(c.storage)
-		st, err := postgres.Open(ctx, c.storage, postgres.Options{HeartbeatGrace: c.grace})
+		st, err := storage.OpenLocation(ctx, c.storage, storage.OpenOptions{HeartbeatGrace: c.grace})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, "", nil, errInterrupted

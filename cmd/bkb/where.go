@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/bkb-go/bkb/storage"
-	"github.com/bkb-go/bkb/storage/postgres"
 	"github.com/bkb-go/bkb/study"
 )
 
@@ -65,7 +64,7 @@ func (w where) check(cmd string) error {
 // journal file: the file's study, whatever its name).
 func (w where) open(ctx context.Context) (storage.Storage, string, error) {
 	if w.postgres() {
-		st, err := postgres.Open(ctx, w.storage, postgres.Options{HeartbeatGrace: w.grace})
+		st, err := storage.OpenLocation(ctx, w.storage, storage.OpenOptions{HeartbeatGrace: w.grace})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, "", errInterrupted
@@ -74,7 +73,7 @@ func (w where) open(ctx context.Context) (storage.Storage, string, error) {
 		}
 		return st, w.study, nil
 	}
-	st, err := storage.OpenJournalStore(w.study, storage.JournalStoreOptions{})
+	st, err := storage.OpenLocation(ctx, w.study, storage.OpenOptions{})
 	if err != nil {
 		return nil, "", usageError{trimPkg(err)}
 	}
