@@ -18,6 +18,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/bkb-go/bkb/bench"
+	"github.com/bkb-go/bkb/chart"
 	"github.com/bkb-go/bkb/objectives"
 	"github.com/bkb-go/bkb/storage"
 	"github.com/bkb-go/bkb/study"
@@ -452,21 +453,21 @@ func writeBenchMarkdown(path string, header []string, rows [][]string, budget, a
 func plotBench(path string, cells []*benchCell, objs, policies []string, budget int) error {
 	var cumPanels, simplePanels []*plot.Plot
 	for _, o := range objs {
-		var cum, simple []regretSeries
+		var cum, simple []chart.Series
 		for _, pol := range policies {
 			for _, c := range cells {
 				if c.Objective == o && c.Policy == pol {
-					cum = append(cum, regretSeries{pol, c.curve, c.curveStd})
-					simple = append(simple, regretSeries{pol, c.simpleCurve, c.simpleSD})
+					cum = append(cum, chart.Series{Name: pol, Mean: c.curve, Std: c.curveStd})
+					simple = append(simple, chart.Series{Name: pol, Mean: c.simpleCurve, Std: c.simpleSD})
 				}
 			}
 		}
-		p, err := regretPanel(o+": cumulative regret", "step t", cum, true)
+		p, err := chart.RegretPanel(o+": cumulative regret", "step t", cum, true)
 		if err != nil {
 			return err
 		}
 		cumPanels = append(cumPanels, p)
-		if p, err = regretPanel(o+": simple regret", "step t", simple, false); err != nil {
+		if p, err = chart.RegretPanel(o+": simple regret", "step t", simple, false); err != nil {
 			return err
 		}
 		simplePanels = append(simplePanels, p)

@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/bkb-go/bkb/bench"
+	"github.com/bkb-go/bkb/chart"
 	"github.com/bkb-go/bkb/internal/cputime"
 	"github.com/bkb-go/bkb/objectives"
 )
@@ -283,24 +284,24 @@ func plotRegret(path string, runs []bench.RegretRun) error {
 	}
 	var panels []*plot.Plot
 	for _, k := range probs {
-		var series []regretSeries
+		var series []chart.Series
 		for _, v := range variants {
 			rs := byKey[k][v]
 			if len(rs) == 0 {
 				continue
 			}
-			sr := regretSeries{name: v, mean: make([]float64, k.budget), std: make([]float64, k.budget)}
+			sr := chart.Series{Name: v, Mean: make([]float64, k.budget), Std: make([]float64, k.budget)}
 			at := make([]float64, len(rs))
 			for t := range k.budget {
 				for i, r := range rs {
 					at[i] = r.SimpleTrace[t]
 				}
-				sr.mean[t], sr.std[t] = meanStd(at)
+				sr.Mean[t], sr.Std[t] = meanStd(at)
 			}
 			series = append(series, sr)
 		}
 		title := fmt.Sprintf("%s, T = %d: simple regret", k.name, k.budget)
-		p, err := regretPanel(title, "evaluation", series, false)
+		p, err := chart.RegretPanel(title, "evaluation", series, false)
 		if err != nil {
 			return err
 		}

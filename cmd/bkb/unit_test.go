@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"math"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/bkb-go/bkb/objectives"
 	"github.com/bkb-go/bkb/study"
-	"gonum.org/v1/plot/plotter"
 )
 
 func TestSplitCommand(t *testing.T) {
@@ -83,44 +81,6 @@ func TestNumericsReported(t *testing.T) {
 	}
 }
 
-// TestPlotRanges: the value axis covers the central values, the best so
-// far and the known minimum (Hartmann's minimum was outside it), one wild
-// value cannot stretch it to ±1e308, and a log axis within one decade gets
-// more than one labelled tick (Hartmann 6's regret axis had one).
-func TestPlotRanges(t *testing.T) {
-	vals := plotter.XYs{{X: 0, Y: -1}, {X: 1, Y: -2}, {X: 2, Y: -2.5}, {X: 3, Y: 1e308}, {X: 4, Y: -2.8}}
-	best := plotter.XYs{{X: 0, Y: -1}, {X: 4, Y: -2.8}}
-	lo, hi := yRange(vals, best)
-	if lo > -2.8 || hi > 10 || math.IsInf(hi-lo, 0) {
-		t.Errorf("y range [%v, %v]", lo, hi)
-	}
-	for _, r := range [][2]float64{{0.02, 0.09}, {1e-3, 5e-3}, {0.3, 0.5}} {
-		labelled := 0
-		for _, tk := range (logTicks{}).Ticks(r[0], r[1]) {
-			if tk.Label != "" {
-				labelled++
-			}
-		}
-		if labelled < 2 {
-			t.Errorf("log axis [%v, %v]: %d labelled ticks", r[0], r[1], labelled)
-		}
-	}
-	// The known minimum of a built-in is inside the drawn range, with room
-	// above the values for the legend.
-	if lo, hi := plotYRange(vals, best, -3.86, true); lo > -3.86 || hi > 10 || hi < -1+0.25*(hi-lo) {
-		t.Errorf("range [%v, %v] misses the minimum -3.86 or the legend's headroom", lo, hi)
-	}
-	dir := t.TempDir()
-	sp, err := specOf(mustConfig(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	trials := []study.TrialResult{{Number: 0, State: study.Complete, Value: -1}, {Number: 1, State: study.Complete, Value: -2}}
-	if err := plotStudy(filepath.Join(dir, "p.png"), sp, trials); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func mustConfig(t *testing.T) study.Config {
 	t.Helper()
 	f, _ := objectives.Lookup("hartmann3")
@@ -133,4 +93,18 @@ func mustConfig(t *testing.T) study.Config {
 		t.Fatal(err)
 	}
 	return s.cfg
+}
+
+// TestPlotStudyFile: a study's plot is written to the file asked for.
+func TestPlotStudyFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	sp, err := specOf(mustConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trials := []study.TrialResult{{Number: 0, State: study.Complete, Value: -1}, {Number: 1, State: study.Complete, Value: -2}}
+	if err := plotStudy(filepath.Join(dir, "p.png"), sp, trials); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,4 +1,4 @@
-package main
+package chart
 
 import (
 	"fmt"
@@ -14,15 +14,15 @@ import (
 	"github.com/bkb-go/bkb/study"
 )
 
-// plotFront draws a study with several objectives: the first two
+// Front draws a study with several objectives: the first two
 // objectives of every complete trial (the Pareto front joined by its
 // staircase, dominated and infeasible trials apart), and the hypervolume
 // of the feasible trials so far against the trial number.
-func plotFront(path string, sp *spec, trials []study.TrialResult) error {
-	ds := sp.cfg.ObjectiveDirections()
-	front, err := study.ParetoFront(sp.cfg, trials)
+func Front(trials []study.TrialResult, cfg study.Config, title string) ([]*plot.Plot, error) {
+	ds := cfg.ObjectiveDirections()
+	front, err := study.ParetoFront(cfg, trials)
 	if err != nil {
-		return fmt.Errorf("plot %s: %v", path, err)
+		return nil, err
 	}
 	onFront := map[int]bool{}
 	for _, t := range front {
@@ -44,7 +44,7 @@ func plotFront(path string, sp *spec, trials []study.TrialResult) error {
 		}
 	}
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s: Pareto front (%d of %d trials)", plotTitle(sp), len(front), len(trials))
+	p.Title.Text = fmt.Sprintf("%s: Pareto front (%d of %d trials)", title, len(front), len(trials))
 	if len(ds) > 2 {
 		p.Title.Text += ", objectives 1 and 2"
 	}
@@ -65,10 +65,10 @@ func plotFront(path string, sp *spec, trials []study.TrialResult) error {
 		return nil
 	}
 	if err := add(dominated, "dominated", draw.CircleGlyph{}, color.RGBA{R: 150, G: 150, B: 150, A: 255}, vg.Points(2)); err != nil {
-		return err
+		return nil, err
 	}
 	if err := add(infeasible, "infeasible", draw.CrossGlyph{}, color.RGBA{R: 200, G: 60, A: 255}, vg.Points(2.5)); err != nil {
-		return err
+		return nil, err
 	}
 	if len(ds) == 2 && len(fr) > 1 {
 		// The staircase of the front: sorted by the first objective.
@@ -91,20 +91,20 @@ func plotFront(path string, sp *spec, trials []study.TrialResult) error {
 		}
 		ln, err := plotter.NewLine(stairs)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		ln.LineStyle.Color = plotutil.Color(2)
 		p.Add(ln)
 	}
 	if err := add(fr, "Pareto front", draw.CircleGlyph{}, plotutil.Color(2), vg.Points(3)); err != nil {
-		return err
+		return nil, err
 	}
 	p.Legend.Top = true
 	panels := []*plot.Plot{p}
-	if ref, err := study.DefaultReference(sp.cfg, trials); err == nil {
-		hv, err := study.Hypervolumes(sp.cfg, trials, ref)
+	if ref, err := study.DefaultReference(cfg, trials); err == nil {
+		hv, err := study.Hypervolumes(cfg, trials, ref)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		xy := make(plotter.XYs, len(hv))
 		for i, h := range hv {
@@ -117,11 +117,11 @@ func plotFront(path string, sp *spec, trials []study.TrialResult) error {
 		h.Add(plotter.NewGrid())
 		ln, err := plotter.NewLine(xy)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		ln.LineStyle.Width, ln.LineStyle.Color = vg.Points(2), plotutil.Color(2)
 		h.Add(ln)
 		panels = append(panels, h)
 	}
-	return savePanels(path, panels, len(panels), 5*vg.Inch, 3.6*vg.Inch)
+	return panels, nil
 }
