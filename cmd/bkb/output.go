@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"encoding/binary"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/bkb-go/bkb/bandit"
+	"github.com/bkb-go/bkb/objectives"
 	"github.com/bkb-go/bkb/study"
 )
 
@@ -433,115 +432,19 @@ func writeTraceCSV(path string, sp *spec, trials []study.TrialResult) error {
 	return writeFileAtomic(path, b)
 }
 
-// traceCSV returns the trace of writeTraceCSV.
+// traceCSV returns the trials as bkb export's CSV (study.ExportCSV), with
+// the simple regret of a built-in function of known minimum.
 func traceCSV(sp *spec, trials []study.TrialResult) ([]byte, error) {
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	header := []string{"trial", "status", "arm", "value", "best_so_far"}
-	fn := sp.function()
-	known := fn != nil && sp.minimize() && sp.obj.Kind == "builtin"
-	if known {
-		header = append(header, "simple_regret")
+	var known *objectives.Function
+	if sp.obj.Kind == "builtin" {
+		known = sp.function()
 	}
-	header = append(header, "seconds")
-	header = append(header, sp.cfg.Space.Names()...)
-	header = append(header, "error")
-	extraHeader, extraRows := traceTradeoffColumns(sp.cfg, trials)
-	_ = w.Write(append(header, extraHeader...))
-	best := math.NaN()
-	for i, t := range trials {
-		if t.State == study.Complete && !t.Infeasible && study.Better(t.Value, best, sp.cfg.Direction) {
-			best = t.Value
-		}
-		val := ""
-		if t.State == study.Complete {
-			val = strconv.FormatFloat(t.Value, 'g', -1, 64)
-		}
-		row := []string{strconv.Itoa(t.Number), string(t.State), strconv.Itoa(t.Arm), val, fmtCSV(best)}
-		if known {
-			row = append(row, fmtCSV(best-fn.MinValue))
-		}
-		row = append(row, strconv.FormatFloat(t.Seconds, 'g', 6, 64))
-		row = append(row, paramCells(sp.cfg.Space, t.X, func(k int, v float64) string {
-			if sp.cfg.Space.Params[k].Type == study.TypeCategorical {
-				return sp.cfg.Space.FormatValue(k, v)
-			}
-			return strconv.FormatFloat(v, 'g', -1, 64)
-		})...)
-		row = append(row, t.Error)
-		if extraRows != nil {
-			row = append(row, extraRows[i]...)
-		}
-		_ = w.Write(row)
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return study.ExportCSV(sp.cfg, trials, known)
 }
 
-// exportedTrial is one trial in the JSON of bkb export.
-type exportedTrial struct {
-	Trial     int          `json:"trial"`
-	Status    study.State  `json:"status"`
-	Arm       int          `json:"arm"`
-	Value     *float64     `json:"value,omitempty"` // complete trials only
-	BestSoFar *float64     `json:"best_so_far,omitempty"`
-	Seconds   float64      `json:"seconds"`
-	Params    study.Params `json:"params"`
-	X         []float64    `json:"x"`
-	Error     string       `json:"error,omitempty"`
-	Time      string       `json:"time,omitempty"`
-	// Values, Constraints and Feasible: studies with several objectives
-	// or constraints.
-	Values      []float64 `json:"values,omitempty"`
-	Constraints []float64 `json:"constraints,omitempty"`
-	Feasible    *bool     `json:"feasible,omitempty"`
-	// Intermediate holds the values the trial reported, in order.
-	Intermediate []study.StepValue `json:"intermediate,omitempty"`
-}
-
-// traceJSON returns the trials as a JSON array, one object per trial.
+// traceJSON returns the trials as bkb export's JSON (study.ExportJSON).
 func traceJSON(sp *spec, trials []study.TrialResult) ([]byte, error) {
-	out := make([]exportedTrial, 0, len(trials))
-	best := math.NaN()
-	for _, t := range trials {
-		e := exportedTrial{Trial: t.Number, Status: t.State, Arm: t.Arm, Seconds: t.Seconds, Params: t.Params, X: t.X, Error: t.Error,
-			Intermediate: t.Intermediate}
-		if !t.Time.IsZero() {
-			e.Time = t.Time.UTC().Format(time.RFC3339Nano)
-		}
-		if t.State == study.Complete {
-			v := t.Value
-			e.Value = &v
-			e.Values, e.Constraints = t.Values, t.Constraints
-			if sp.cfg.Constraints > 0 {
-				f := !t.Infeasible
-				e.Feasible = &f
-			}
-			if !t.Infeasible && study.Better(v, best, sp.cfg.Direction) {
-				best = v
-			}
-		}
-		if !math.IsNaN(best) {
-			b := best
-			e.BestSoFar = &b
-		}
-		out = append(out, e)
-	}
-	b, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(b, '\n'), nil
-}
-
-func fmtCSV(v float64) string {
-	if math.IsNaN(v) {
-		return ""
-	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
+	return study.ExportJSON(sp.cfg, trials)
 }
 
 // isTerminal reports whether f is a character device (a terminal).

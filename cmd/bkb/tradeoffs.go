@@ -270,67 +270,6 @@ func (r *result) writeTradeoffsText(w io.Writer) error {
 
 // traceTradeoffColumns returns the extra trace columns of a constrained
 // or multi-objective study: each objective's value, each constraint
-// value, feasibility and the hypervolume so far; nil for other studies.
-func traceTradeoffColumns(cfg study.Config, trials []study.TrialResult) (header []string, rows [][]string) {
-	nObj, nCons := cfg.Objectives(), cfg.Constraints
-	if nObj < 2 && nCons == 0 {
-		return nil, nil
-	}
-	if nObj >= 2 {
-		for k := 1; k <= nObj; k++ {
-			header = append(header, fmt.Sprintf("value_%d", k))
-		}
-	}
-	for j := 1; j <= nCons; j++ {
-		header = append(header, fmt.Sprintf("constraint_%d", j))
-	}
-	if nCons > 0 {
-		header = append(header, "feasible")
-	}
-	var hv []float64
-	if nObj >= 2 {
-		header = append(header, "hypervolume")
-		if ref, err := study.DefaultReference(cfg, trials); err == nil {
-			hv, _ = study.Hypervolumes(cfg, trials, ref)
-		}
-	}
-	for i, t := range trials {
-		var row []string
-		done := t.State == study.Complete
-		if nObj >= 2 {
-			for k := 0; k < nObj; k++ {
-				v := ""
-				if done && k < len(t.Values) {
-					v = strconv.FormatFloat(t.Values[k], 'g', -1, 64)
-				}
-				row = append(row, v)
-			}
-		}
-		for j := 0; j < nCons; j++ {
-			v := ""
-			if done && j < len(t.Constraints) {
-				v = strconv.FormatFloat(t.Constraints[j], 'g', -1, 64)
-			}
-			row = append(row, v)
-		}
-		if nCons > 0 {
-			f := ""
-			if done {
-				f = strconv.FormatBool(!t.Infeasible)
-			}
-			row = append(row, f)
-		}
-		if nObj >= 2 {
-			v := ""
-			if hv != nil {
-				v = strconv.FormatFloat(hv[i], 'g', -1, 64)
-			}
-			row = append(row, v)
-		}
-		rows = append(rows, row)
-	}
-	return header, rows
-}
 
 // feasible reports whether constraint values are all <= 0 (none: true).
 func feasible(c []float64) bool { return study.Feasible(c) }
