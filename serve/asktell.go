@@ -38,14 +38,12 @@ type AskResponse struct {
 }
 
 func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
-	n, err := name(r)
-	if err != nil {
-		s.replyErr(w, r, err)
+	n, ok := s.nameOfRequest(w, r)
+	if !ok {
 		return
 	}
 	var req AskRequest
-	if err := decode(r, &req); err != nil {
-		s.replyErr(w, r, err)
+	if !s.decodeOr(w, r, &req) {
 		return
 	}
 	want := 1
@@ -56,9 +54,8 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 		s.replyErr(w, r, badf("n = %d: want 1 to %d trials", want, MaxAsk))
 		return
 	}
-	st, err := s.load(r.Context(), n, false)
-	if err != nil {
-		s.replyErr(w, r, err)
+	st, ok := s.loadOr(w, r, n, false)
+	if !ok {
 		return
 	}
 	key, err := s.studyKey(r.Context(), n)
@@ -131,14 +128,12 @@ type TellRequest struct {
 }
 
 func (s *Server) tell(w http.ResponseWriter, r *http.Request) {
-	n, trial, err := nameAndTrial(r)
-	if err != nil {
-		s.replyErr(w, r, err)
+	n, trial, ok := s.trialOfRequest(w, r)
+	if !ok {
 		return
 	}
 	var req TellRequest
-	if err := decode(r, &req); err != nil {
-		s.replyErr(w, r, err)
+	if !s.decodeOr(w, r, &req) {
 		return
 	}
 	given := 0
@@ -155,9 +150,8 @@ func (s *Server) tell(w http.ResponseWriter, r *http.Request) {
 		s.replyErr(w, r, badf("seconds = %v: want a finite time >= 0 and at most %g", req.Seconds, float64(MaxSeconds)))
 		return
 	}
-	st, err := s.load(r.Context(), n, true)
-	if err != nil {
-		s.replyErr(w, r, err)
+	st, ok := s.loadOr(w, r, n, true)
+	if !ok {
 		return
 	}
 	// A pending trial takes its outcome from its lease holder only; a
@@ -205,22 +199,19 @@ type HeartbeatRequest struct {
 }
 
 func (s *Server) heartbeat(w http.ResponseWriter, r *http.Request) {
-	n, trial, err := nameAndTrial(r)
-	if err != nil {
-		s.replyErr(w, r, err)
+	n, trial, ok := s.trialOfRequest(w, r)
+	if !ok {
 		return
 	}
 	var req HeartbeatRequest
-	if err := decode(r, &req); err != nil {
-		s.replyErr(w, r, err)
+	if !s.decodeOr(w, r, &req) {
 		return
 	}
 	// The study as this server last saw it: a heartbeat is frequent and
 	// must be quick. If the trial is not pending there with this lease,
 	// another process may have changed it since: read what is new.
-	st, err := s.load(r.Context(), n, false)
-	if err != nil {
-		s.replyErr(w, r, err)
+	st, ok := s.loadOr(w, r, n, false)
+	if !ok {
 		return
 	}
 	t, ok := trialResult(st, trial)
@@ -260,23 +251,20 @@ type ReportRequest struct {
 }
 
 func (s *Server) report(w http.ResponseWriter, r *http.Request) {
-	n, trial, err := nameAndTrial(r)
-	if err != nil {
-		s.replyErr(w, r, err)
+	n, trial, ok := s.trialOfRequest(w, r)
+	if !ok {
 		return
 	}
 	var req ReportRequest
-	if err := decode(r, &req); err != nil {
-		s.replyErr(w, r, err)
+	if !s.decodeOr(w, r, &req) {
 		return
 	}
 	if req.Value == nil || math.IsNaN(*req.Value) || math.IsInf(*req.Value, 0) || req.Step < 0 {
 		s.replyErr(w, r, badf(`a report needs "step" >= 0 and a finite "value"`))
 		return
 	}
-	st, err := s.load(r.Context(), n, true)
-	if err != nil {
-		s.replyErr(w, r, err)
+	st, ok := s.loadOr(w, r, n, true)
+	if !ok {
 		return
 	}
 	if t, ok := trialResult(st, trial); ok && t.State == study.Pending && !s.checkLease(r.Context(), w, r, n, t, givenLease(r, req.Lease)) {
@@ -294,14 +282,12 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) trials(w http.ResponseWriter, r *http.Request) {
-	n, err := name(r)
-	if err != nil {
-		s.replyErr(w, r, err)
+	n, ok := s.nameOfRequest(w, r)
+	if !ok {
 		return
 	}
-	st, err := s.load(r.Context(), n, true)
-	if err != nil {
-		s.replyErr(w, r, err)
+	st, ok := s.loadOr(w, r, n, true)
+	if !ok {
 		return
 	}
 	out, err := s.trialList(r.Context(), st, -1)
@@ -313,14 +299,12 @@ func (s *Server) trials(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) best(w http.ResponseWriter, r *http.Request) {
-	n, err := name(r)
-	if err != nil {
-		s.replyErr(w, r, err)
+	n, ok := s.nameOfRequest(w, r)
+	if !ok {
 		return
 	}
-	st, err := s.load(r.Context(), n, true)
-	if err != nil {
-		s.replyErr(w, r, err)
+	st, ok := s.loadOr(w, r, n, true)
+	if !ok {
 		return
 	}
 	b, ok := st.Best()

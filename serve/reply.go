@@ -140,3 +140,46 @@ func nameAndTrial(r *http.Request) (string, int, error) {
 }
 
 func isNoTrial(err error) bool { return errors.Is(err, study.ErrNoTrial) }
+
+// nameOfRequest returns the study name of a request; on an error it has
+// answered and ok is false.
+func (s *Server) nameOfRequest(w http.ResponseWriter, r *http.Request) (string, bool) {
+	n, err := name(r)
+	if err != nil {
+		s.replyErr(w, r, err)
+		return "", false
+	}
+	return n, true
+}
+
+// trialOfRequest returns the study name and trial number of a request on
+// one trial; on an error it has answered and ok is false.
+func (s *Server) trialOfRequest(w http.ResponseWriter, r *http.Request) (string, int, bool) {
+	n, trial, err := nameAndTrial(r)
+	if err != nil {
+		s.replyErr(w, r, err)
+		return "", 0, false
+	}
+	return n, trial, true
+}
+
+// decodeOr decodes the request's JSON body into v; on an error it has
+// answered and returns false.
+func (s *Server) decodeOr(w http.ResponseWriter, r *http.Request, v any) bool {
+	if err := decode(r, v); err != nil {
+		s.replyErr(w, r, err)
+		return false
+	}
+	return true
+}
+
+// loadOr loads the study n (see load); on an error it has answered and
+// ok is false.
+func (s *Server) loadOr(w http.ResponseWriter, r *http.Request, n string, refresh bool) (*study.Study, bool) {
+	st, err := s.load(r.Context(), n, refresh)
+	if err != nil {
+		s.replyErr(w, r, err)
+		return nil, false
+	}
+	return st, true
+}

@@ -258,8 +258,7 @@ func (s *Server) createStudy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req CreateRequest
-	if err := decode(r, &req); err != nil {
-		s.replyErr(w, r, err)
+	if !s.decodeOr(w, r, &req) {
 		return
 	}
 	if err := storage.CheckStudyName(req.Name); err != nil {
@@ -287,14 +286,12 @@ func (s *Server) createStudy(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getStudy(w http.ResponseWriter, r *http.Request) {
-	n, err := name(r)
-	if err != nil {
-		s.replyErr(w, r, err)
+	n, ok := s.nameOfRequest(w, r)
+	if !ok {
 		return
 	}
-	st, err := s.load(r.Context(), n, true)
-	if err != nil {
-		s.replyErr(w, r, err)
+	st, ok := s.loadOr(w, r, n, true)
+	if !ok {
 		return
 	}
 	s.reply(w, http.StatusOK, s.summary(r.Context(), st, true))
@@ -305,9 +302,8 @@ func (s *Server) deleteStudy(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	n, err := name(r)
-	if err != nil {
-		s.replyErr(w, r, err)
+	n, ok := s.nameOfRequest(w, r)
+	if !ok {
 		return
 	}
 	if err := cat.DeleteStudy(r.Context(), n); err != nil {
@@ -328,14 +324,12 @@ type AttrRequest struct {
 }
 
 func (s *Server) setAttr(w http.ResponseWriter, r *http.Request) {
-	n, err := name(r)
-	if err != nil {
-		s.replyErr(w, r, err)
+	n, ok := s.nameOfRequest(w, r)
+	if !ok {
 		return
 	}
 	var req AttrRequest
-	if err := decode(r, &req); err != nil {
-		s.replyErr(w, r, err)
+	if !s.decodeOr(w, r, &req) {
 		return
 	}
 	if strings.HasPrefix(req.Key, "bkb.") {
@@ -379,19 +373,16 @@ type BudgetRequest struct {
 }
 
 func (s *Server) extend(w http.ResponseWriter, r *http.Request) {
-	n, err := name(r)
-	if err != nil {
-		s.replyErr(w, r, err)
+	n, ok := s.nameOfRequest(w, r)
+	if !ok {
 		return
 	}
 	var req BudgetRequest
-	if err := decode(r, &req); err != nil {
-		s.replyErr(w, r, err)
+	if !s.decodeOr(w, r, &req) {
 		return
 	}
-	st, err := s.load(r.Context(), n, true)
-	if err != nil {
-		s.replyErr(w, r, err)
+	st, ok := s.loadOr(w, r, n, true)
+	if !ok {
 		return
 	}
 	trials := len(st.Trials())
@@ -410,28 +401,25 @@ func (s *Server) extend(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.forget(n, false) // the trials handed out keep their leases
-	st, err = s.load(r.Context(), n, false)
-	if err != nil {
-		s.replyErr(w, r, err)
+	if st, ok = s.loadOr(w, r, n, false); !ok {
 		return
 	}
 	s.reply(w, http.StatusOK, s.summary(r.Context(), st, false))
 }
 
 func (s *Server) predict(w http.ResponseWriter, r *http.Request) {
-	n, err := name(r)
-	if err != nil {
-		s.replyErr(w, r, err)
+	n, ok := s.nameOfRequest(w, r)
+	if !ok {
 		return
 	}
-	st, err := s.load(r.Context(), n, true)
-	if err != nil {
-		s.replyErr(w, r, err)
+	st, ok := s.loadOr(w, r, n, true)
+	if !ok {
 		return
 	}
 	param := r.URL.Query().Get("param")
 	points := 64
 	if p := r.URL.Query().Get("points"); p != "" {
+		var err error
 		if points, err = strconv.Atoi(p); err != nil || points < 2 || points > 1024 {
 			s.replyErr(w, r, badf("points=%q: want 2 to 1024", p))
 			return

@@ -64,14 +64,12 @@ func (s *Server) trialList(ctx context.Context, st *study.Study, only int) ([]Tr
 // oneTrial answers GET /api/studies/{name}/trials/{trial}: one trial as
 // the list shows it.
 func (s *Server) oneTrial(w http.ResponseWriter, r *http.Request) {
-	n, trial, err := nameAndTrial(r)
-	if err != nil {
-		s.replyErr(w, r, err)
+	n, trial, ok := s.trialOfRequest(w, r)
+	if !ok {
 		return
 	}
-	st, err := s.load(r.Context(), n, true)
-	if err != nil {
-		s.replyErr(w, r, err)
+	st, ok := s.loadOr(w, r, n, true)
+	if !ok {
 		return
 	}
 	out, err := s.trialList(r.Context(), st, trial)
@@ -86,14 +84,12 @@ func (s *Server) oneTrial(w http.ResponseWriter, r *http.Request) {
 // the pruner's decision on a trial's latest reported value (Optuna's
 // trial.should_prune()), false before any report and without a pruner.
 func (s *Server) shouldPrune(w http.ResponseWriter, r *http.Request) {
-	n, trial, err := nameAndTrial(r)
-	if err != nil {
-		s.replyErr(w, r, err)
+	n, trial, ok := s.trialOfRequest(w, r)
+	if !ok {
 		return
 	}
-	st, err := s.load(r.Context(), n, true)
-	if err != nil {
-		s.replyErr(w, r, err)
+	st, ok := s.loadOr(w, r, n, true)
+	if !ok {
 		return
 	}
 	t, ok := trialOf(st, trial)
