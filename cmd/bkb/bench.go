@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
@@ -13,43 +12,14 @@ import (
 	"sync"
 	"time"
 
-	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/bkb-go/bkb/bench"
 	"github.com/bkb-go/bkb/chart"
 	"github.com/bkb-go/bkb/objectives"
-	"github.com/bkb-go/bkb/storage"
 	"github.com/bkb-go/bkb/study"
 )
-
-// benchRun is one (objective, policy, seed) run.
-type benchRun struct {
-	objective, policy string
-	seed              uint64
-
-	cum       []float64 // cumulative regret after each step
-	simpleAt  []float64 // simple regret after each step
-	simple    float64   // simple regret at T
-	msPerStep float64   // policy time per step, ms
-	dictSize  int       // BKB: |S| at T; exact GPs: T; random: 0
-	err       error
-}
-
-// benchCell aggregates the runs of one (objective, policy).
-type benchCell struct {
-	Objective             string
-	Policy                string
-	Seeds                 int
-	CumMean, CumStd       float64
-	SimpleMean, SimpleStd float64
-	MSMean                float64
-	DictMean              float64
-	curve, curveStd       []float64 // mean and std of the cumulative regret per step
-	simpleCurve, simpleSD []float64 // mean and std of the simple regret per step
-	exactDict, noDict     bool
-}
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("bench", "bench [flags]", stdout)
@@ -206,11 +176,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 
-	var runs []*benchRun
+	var runs []*bench.GridRun
 	for _, o := range *objs {
 		for _, p := range *policies {
 			for s := 1; s <= *seeds; s++ {
-				runs = append(runs, &benchRun{objective: o, policy: p, seed: uint64(s)})
+				runs = append(runs, &bench.GridRun{Objective: o, Policy: p, Seed: uint64(s)})
 			}
 		}
 	}
@@ -221,16 +191,20 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	prog.noun = "runs"
 	var mu sync.Mutex
 	done := 0
-	work := make(chan *benchRun)
+	work := make(chan *bench.GridRun)
 	var wg sync.WaitGroup
 	for w := 0; w < min(*jobs, len(runs)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for r := range work {
-				sp := *base[r.objective+"/"+r.policy]
-				sp.cfg.Seed, sp.cfg.Arms.Seed = r.seed, r.seed
-				r.err = r.play(ctx, &sp)
+				sp := *base[r.Objective+"/"+r.Policy]
+				sp.cfg.Seed, sp.cfg.Arms.Seed = r.Seed, r.Seed
+				if f, err := objectives.Lookup(sp.obj.Name); err != nil {
+					r.Err = err
+				} else {
+					r.Err = r.Play(ctx, sp.cfg, f, sp.obj.Noise)
+				}
 				mu.Lock()
 				done++
 				prog.update(done, 0, math.NaN(), 0)
@@ -251,20 +225,20 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("%w: bench stopped after %d of %d runs", errInterrupted, done, len(runs))
 	}
 	for _, r := range runs {
-		if r.err != nil {
-			return fmt.Errorf("%s/%s seed %d: %v", r.objective, r.policy, r.seed, r.err)
+		if r.Err != nil {
+			return fmt.Errorf("%s/%s seed %d: %v", r.Objective, r.Policy, r.Seed, r.Err)
 		}
 	}
 
-	cells := aggregate(runs, *objs, *policies)
+	cells := bench.Aggregate(runs, *objs, *policies)
 	header := []string{"objective", "policy", "cum regret (mean ± std)", "simple regret at T", "ms/step", "dict size"}
 	rows := make([][]string, len(cells))
 	for i, c := range cells {
 		dict := "-"
 		switch {
-		case c.exactDict:
+		case c.ExactDict:
 			dict = fmt.Sprintf("%d (exact)", *budget)
-		case !c.noDict:
+		case !c.NoDict:
 			dict = fmt.Sprintf("%.1f", c.DictMean)
 		}
 		rows[i] = []string{c.Objective, c.Policy, pm(c.CumMean, c.CumStd), pm(c.SimpleMean, c.SimpleStd),
@@ -282,7 +256,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintf(stdout, "%d runs in %s\n", len(runs), fmtDuration(time.Since(start).Seconds()))
 	if *csvPath != "" {
-		if err := writeBenchCSV(*csvPath, cells, *budget, *nArms); err != nil {
+		b, err := bench.GridCSV(cells, *budget, *nArms)
+		if err == nil {
+			err = writeFileAtomic(*csvPath, b)
+		}
+		if err != nil {
 			return fmt.Errorf("csv: %v", err)
 		}
 		fmt.Fprintf(stdout, "csv: %s\n", *csvPath)
@@ -302,134 +280,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
-// play runs one benchmark: the same study as optimize, on arms drawn
-// uniformly from the function's domain, with regret measured against the
-// best arm of the set on the noise-free function.
-func (r *benchRun) play(ctx context.Context, sp *spec) error {
-	s, err := study.Create(ctx, storage.NewMemory(), "bench", sp.cfg)
-	if err != nil {
-		return err
-	}
-	f, err := objectives.Lookup(sp.obj.Name)
-	if err != nil {
-		return err
-	}
-	obj := &builtin{f: f, noise: sp.obj.Noise, seed: sp.cfg.Seed}
-	arms := s.Arms()
-	n, _ := arms.Dims()
-	values := make([]float64, n)
-	best := math.Inf(1)
-	for i := range values {
-		values[i] = f.Value(arms.RawRowView(i))
-		best = math.Min(best, values[i])
-	}
-	budget := sp.cfg.Budget
-	r.cum = make([]float64, budget)
-	r.simpleAt = make([]float64, budget)
-	cum, played := 0.0, math.Inf(1)
-	for t := 0; t < budget; t++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		tr, err := s.Ask(ctx)
-		if err != nil {
-			return err
-		}
-		y, err := obj.eval(ctx, tr)
-		if err != nil {
-			return err
-		}
-		if err := s.Tell(ctx, tr.Number, y); err != nil {
-			return err
-		}
-		cum += values[tr.Arm] - best
-		r.cum[t] = cum
-		played = math.Min(played, values[tr.Arm])
-		r.simpleAt[t] = played - best
-	}
-	info := s.Info()
-	r.simple = played - best
-	r.msPerStep = 1e3 * info.PolicySeconds / float64(budget)
-	r.dictSize = info.Stats.DictionarySize
-	return nil
-}
-
-func aggregate(runs []*benchRun, objs, policies []string) []*benchCell {
-	var cells []*benchCell
-	for _, o := range objs {
-		for _, p := range policies {
-			c := &benchCell{Objective: o, Policy: p}
-			var cum, simple, ms, dict []float64
-			var mine []*benchRun
-			for _, r := range runs {
-				if r.objective != o || r.policy != p {
-					continue
-				}
-				c.Seeds++
-				mine = append(mine, r)
-				cum = append(cum, r.cum[len(r.cum)-1])
-				simple = append(simple, r.simple)
-				ms = append(ms, r.msPerStep)
-				dict = append(dict, float64(r.dictSize))
-			}
-			if len(mine) > 0 {
-				steps := len(mine[0].cum)
-				c.curve, c.curveStd = make([]float64, steps), make([]float64, steps)
-				c.simpleCurve, c.simpleSD = make([]float64, steps), make([]float64, steps)
-				at := make([]float64, len(mine))
-				for t := range steps {
-					for i, r := range mine {
-						at[i] = r.cum[t]
-					}
-					c.curve[t], c.curveStd[t] = meanStd(at)
-					for i, r := range mine {
-						at[i] = r.simpleAt[t]
-					}
-					c.simpleCurve[t], c.simpleSD[t] = meanStd(at)
-				}
-			}
-			c.CumMean, c.CumStd = meanStd(cum)
-			c.SimpleMean, c.SimpleStd = meanStd(simple)
-			c.MSMean = stat.Mean(ms, nil)
-			c.DictMean = stat.Mean(dict, nil)
-			c.exactDict = p == "gp-ucb" || p == "thompson" || p == "ei"
-			c.noDict = p == "random"
-			cells = append(cells, c)
-		}
-	}
-	return cells
-}
-
-func meanStd(x []float64) (float64, float64) {
-	if len(x) < 2 {
-		return stat.Mean(x, nil), 0
-	}
-	return stat.MeanStdDev(x, nil)
-}
-
 func pm(m, s float64) string {
 	return fmt.Sprintf("%s ± %s", strconv.FormatFloat(m, 'g', 4, 64), strconv.FormatFloat(s, 'g', 3, 64))
-}
-
-func writeBenchCSV(path string, cells []*benchCell, budget, arms int) error {
-	var f bytes.Buffer
-	w := csv.NewWriter(&f)
-	_ = w.Write([]string{"objective", "policy", "seeds", "T", "arms", "cum_regret_mean", "cum_regret_std",
-		"simple_regret_mean", "simple_regret_std", "ms_per_step", "dict_size_mean"})
-	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
-	for _, c := range cells {
-		dict := g(c.DictMean)
-		if c.noDict {
-			dict = ""
-		}
-		_ = w.Write([]string{c.Objective, c.Policy, strconv.Itoa(c.Seeds), strconv.Itoa(budget), strconv.Itoa(arms),
-			g(c.CumMean), g(c.CumStd), g(c.SimpleMean), g(c.SimpleStd), g(c.MSMean), dict})
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		return err
-	}
-	return writeFileAtomic(path, f.Bytes())
 }
 
 func writeBenchMarkdown(path string, header []string, rows [][]string, budget, arms, seeds int) error {
@@ -450,15 +302,15 @@ func writeBenchMarkdown(path string, header []string, rows [][]string, budget, a
 // plotBench draws, for every objective, the cumulative regret (top row)
 // and the simple regret (bottom row) of each policy against the step: the
 // mean over seeds with a band of ± one standard deviation.
-func plotBench(path string, cells []*benchCell, objs, policies []string, budget int) error {
+func plotBench(path string, cells []*bench.GridCell, objs, policies []string, budget int) error {
 	var cumPanels, simplePanels []*plot.Plot
 	for _, o := range objs {
 		var cum, simple []chart.Series
 		for _, pol := range policies {
 			for _, c := range cells {
 				if c.Objective == o && c.Policy == pol {
-					cum = append(cum, chart.Series{Name: pol, Mean: c.curve, Std: c.curveStd})
-					simple = append(simple, chart.Series{Name: pol, Mean: c.simpleCurve, Std: c.simpleSD})
+					cum = append(cum, chart.Series{Name: pol, Mean: c.Curve, Std: c.CurveStd})
+					simple = append(simple, chart.Series{Name: pol, Mean: c.SimpleCurve, Std: c.SimpleSD})
 				}
 			}
 		}

@@ -296,7 +296,7 @@ func plotRegret(path string, runs []bench.RegretRun) error {
 				for i, r := range rs {
 					at[i] = r.SimpleTrace[t]
 				}
-				sr.Mean[t], sr.Std[t] = meanStd(at)
+				sr.Mean[t], sr.Std[t] = bench.MeanStd(at)
 			}
 			series = append(series, sr)
 		}

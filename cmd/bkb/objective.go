@@ -37,18 +37,7 @@ func (b *builtin) eval(ctx context.Context, t *study.Trial) (float64, error) {
 }
 
 func (b *builtin) value(ctx context.Context, trial int, x []float64) (float64, error) {
-	if b.noise == 0 {
-		if err := ctx.Err(); err != nil {
-			return 0, err
-		}
-		return b.f.Value(x), nil
-	}
-	r, err := objectives.NewReward(b.f, b.noise, b.seed^(uint64(trial+1)*0x9e3779b97f4a7c15))
-	if err != nil {
-		return 0, err
-	}
-	y, err := r.Evaluate(ctx, x)
-	return -y, err // Reward maximizes -f
+	return objectives.NoisyValue(ctx, b.f, b.noise, b.seed, trial, x)
 }
 
 func (b *builtin) restartNote(int) string { return "" }
