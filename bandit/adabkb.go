@@ -166,12 +166,10 @@ func NewAdaBKB(dim int, opt AdaBKBOptions) (*AdaBKB, error) {
 	if err := opt.validate(); err != nil {
 		return nil, err
 	}
-	g, err := gp.NewDTC(opt.Kernel, dim, opt.Lambda)
+	g, err := gp.NewDTCWith(opt.Kernel, dim, opt.Lambda, gp.CoreOptions{LegacyCore: opt.LegacyCore, DeadPivots: opt.DeadPivots})
 	if err != nil {
 		return nil, err
 	}
-	g.SetLegacyCore(opt.LegacyCore)
-	g.SetDeadPivots(opt.DeadPivots)
 	p := &AdaBKB{opt: opt, dim: dim, dtc: g, best: -1,
 		rng: rand.New(rand.NewPCG(opt.Seed, 0x61_64_61))}
 	lo, hi := make([]float64, dim), make([]float64, dim)

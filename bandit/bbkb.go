@@ -252,11 +252,9 @@ func NewBBKB(arms *mat.Dense, opt BBKBOptions) (*BBKB, error) {
 	var g *gp.DTC
 	if !opt.Lazy {
 		var err error
-		if g, err = gp.NewDTC(opt.Kernel, d, opt.Lambda); err != nil {
+		if g, err = gp.NewDTCWith(opt.Kernel, d, opt.Lambda, gp.CoreOptions{LegacyCore: opt.LegacyCore, DeadPivots: opt.DeadPivots}); err != nil {
 			return nil, err
 		}
-		g.SetLegacyCore(opt.LegacyCore)
-		g.SetDeadPivots(opt.DeadPivots)
 		if err := g.SetCandidates(arms); err != nil {
 			return nil, err
 		}

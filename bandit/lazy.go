@@ -130,12 +130,10 @@ func newLazyGP(name string, arms *mat.Dense, opt Options, useDTC bool) (*GP, err
 		pmu: make([]float64, n), psd: make([]float64, n), dead: make([]bool, n), alive: make([]int, n),
 		stamp: make([]int32, n), sn: make([]float64, n)}
 	if useDTC {
-		g, err := gp.NewDTC(opt.Kernel, d, opt.Lambda)
+		g, err := gp.NewDTCWith(opt.Kernel, d, opt.Lambda, gp.CoreOptions{LegacyCore: opt.LegacyCore, DeadPivots: opt.DeadPivots})
 		if err != nil {
 			return nil, err
 		}
-		g.SetLegacyCore(opt.LegacyCore)
-		g.SetDeadPivots(opt.DeadPivots)
 		p.post, p.dtc, L.dtc = g, g, g
 	} else {
 		g, err := gp.NewExact(opt.Kernel, d, opt.Lambda)

@@ -416,15 +416,12 @@ func (r *refiner) rebuild(e *Engine) error {
 	}
 	r.dtc, r.exact = nil, nil
 	if r.usesDTC() {
-		g, err := gp.NewDTC(k, e.e, lambda)
+		// Version 5 keeps near-dependent points out of S, so that a change
+		// of S never rebuilds the posterior (gp.DTC.SetDropNearDependent).
+		g, err := gp.NewDTCWith(k, e.e, lambda, r.cfg.coreOptions())
 		if err != nil {
 			return err
 		}
-		g.SetLegacyCore(r.cfg.legacyCore())
-		g.SetDeadPivots(r.cfg.deadPivots())
-		// Version 5 keeps near-dependent points out of S, so that a change
-		// of S never rebuilds the posterior (gp.DTC.SetDropNearDependent).
-		g.SetDropNearDependent(r.cfg.rules().DropNearDependent)
 		if err := g.SetCandidates(r.global); err != nil {
 			return err
 		}

@@ -514,12 +514,12 @@ func (r *refiner) targetPosterior(e *Engine, j, nt int, xs [][]float64, y []floa
 		floor = math.Min(floor, dtcNoiseFloorV4)
 	}
 	noise := math.Max(tf.hp.NoiseVariance, floor)
-	g, err := gp.NewDTC(tf.hp.Kernel(), e.e, noise)
+	// The targets' posteriors keep near-dependent points in S (no
+	// DropNearDependent), as they always have.
+	g, err := gp.NewDTCWith(tf.hp.Kernel(), e.e, noise, gp.CoreOptions{LegacyCore: r.cfg.legacyCore(), DeadPivots: r.cfg.deadPivots()})
 	if err != nil {
 		return nil, 0, err
 	}
-	g.SetLegacyCore(r.cfg.legacyCore())
-	g.SetDeadPivots(r.cfg.deadPivots())
 	rowOf := make(map[string]int, t)
 	for i, x := range xs {
 		row, err := g.Observe(x, y[i])

@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/bkb-go/bkb/gp"
+
 // Rules are what one configuration version does: each rule in which two
 // versions differ is a named field, and a version is one full row of
 // versionTable. The engine asks a study's rules (Config.rules), never its
@@ -102,4 +104,11 @@ func VersionRules(v int) (Rules, bool) {
 func (c *Config) rules() Rules {
 	r, _ := VersionRules(c.Version)
 	return r
+}
+
+// coreOptions are the numerics of BKB's DTC posterior that the
+// configuration's version takes (gp.CoreOptions).
+func (c *Config) coreOptions() gp.CoreOptions {
+	r := c.rules()
+	return gp.CoreOptions{LegacyCore: r.LegacyCore, DeadPivots: r.DeadPivots, DropNearDependent: r.DropNearDependent}
 }

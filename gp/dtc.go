@@ -687,3 +687,22 @@ func (g *DTC) Predict(x []float64) (mean, variance float64, err error) {
 	}
 	return dot(z, g.beta), math.Max(res/g.lambda+dot(q, q), 0), nil
 }
+
+// CoreOptions are the numerics of a DTC's exact core that stored studies
+// of older configuration versions replay with (SetLegacyCore,
+// SetDeadPivots, SetDropNearDependent), given at construction as one set.
+type CoreOptions struct {
+	LegacyCore, DeadPivots, DropNearDependent bool
+}
+
+// NewDTCWith is NewDTC with the core's numerics set from o.
+func NewDTCWith(k kernel.Kernel, dim int, lambda float64, o CoreOptions) (*DTC, error) {
+	g, err := NewDTC(k, dim, lambda)
+	if err != nil {
+		return nil, err
+	}
+	g.SetLegacyCore(o.LegacyCore)
+	g.SetDeadPivots(o.DeadPivots)
+	g.SetDropNearDependent(o.DropNearDependent)
+	return g, nil
+}
