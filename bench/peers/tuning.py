@@ -398,7 +398,15 @@ def main():
                                       "best": {str(t): min(vals[:t]) for t in cps}, "sampler_cpu": cpu,
                                       "objective_cpu": obj, "wall": time.time() - w0, "trials": trials}), flush=True)
         return
-    rows = [json.loads(l) for f in sys.argv[2:] for l in open(f) if l.strip()]
+    rows, seen = [], set()
+    for f in sys.argv[2:]:  # the first run of a (sampler, problem, seed) counts
+        for l in open(f):
+            if l.strip():
+                r = json.loads(l)
+                k = (r["sampler"], r["problem"], r["seed"])
+                if k not in seen:
+                    seen.add(k)
+                    rows.append(r)
     if cmd == "table":
         return table(rows)
     if cmd == "diag":
@@ -464,11 +472,11 @@ def diag(rows):
         cats = [q for q in space if q["type"] == "categorical"]
         print("## %s (%s)\n" % (p, half(p)))
         head = ["sampler"] + ["%s in 1-30" % q["name"] for q in cats] + ["%s lock after 30" % q["name"] for q in cats] + \
-               ["CPU/trial 1-30 ms", "CPU/trial 31+ ms", "median trial of best", "first-5 categories of best"]
+               ["CPU/trial 1-30 ms", "CPU/trial 31+ ms", "median integers 31+", "median trial of best", "categories of the best (seeds 1-5)"]
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
         for s in [s for s in SAMPLERS if s in by[p]]:
-            runs = by[p][s]
+            runs = sorted(by[p][s], key=lambda r: r["seed"])
             cells = [s]
             for q in cats:
                 cnt = {c: 0 for c in q["choices"]}
@@ -489,6 +497,9 @@ def diag(rows):
             late = [t["cpu"] for r in runs for t in r["trials"][30:]]
             cells.append("%.0f" % (1e3 * statistics.median(early)) if early else "")
             cells.append("%.0f" % (1e3 * statistics.median(late)) if late else "")
+            ints = [q["name"] for q in space if q["type"] == "int"]
+            cells.append(" ".join("%s %g" % (n, statistics.median([t["params"][n] for r in runs for t in r["trials"][30:]]))
+                                  for n in ints) if late and ints and runs[0]["trials"][0]["params"] else "")
             at = []
             bestcats = []
             for r in runs:
