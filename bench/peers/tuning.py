@@ -36,7 +36,8 @@ SAMPLERS (comma-separated, default all) are bkb (defaults: the current
 configuration version), tpe (TPESampler(seed)), mtpe (TPESampler(seed,
 multivariate=True)), cmaes (CmaEsSampler(seed): categoricals, which it cannot
 model, are sampled by its independent sampler, RandomSampler, as Optuna does
-it with a warning), random (RandomSampler(seed)). Each run prints one JSON
+it with a warning), random (RandomSampler(seed)); bkb-initN (bkb with --init N, a diagnosis,
+not in the default list). Each run prints one JSON
 line: sampler, problem, seed, the best value at each checkpoint, the sampler's
 CPU seconds (bkb: the bkb process; Optuna: this process less the objective),
 the objective's CPU seconds, and every trial (parameters, value, CPU seconds)
@@ -285,7 +286,7 @@ def typed(space, p):
 # ---------------------------------------------------------------- runs
 
 
-def run_bkb(bkb, problem, seed, T):
+def run_bkb(bkb, problem, seed, T, extra=()):
     with tempfile.TemporaryDirectory() as d:
         sp = os.path.join(d, "space.json")
         with open(sp, "w") as f:
@@ -294,7 +295,7 @@ def run_bkb(bkb, problem, seed, T):
         log = os.path.join(d, "trials.jsonl")
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run([bkb, "optimize", "--space", sp, "-T", str(T), "--seed", str(seed), "--study", study, "-q",
-                        "--timeout", "30m", "--", sys.executable, os.path.abspath(__file__), "plugin", problem, log],
+                        "--timeout", "30m", *extra, "--", sys.executable, os.path.abspath(__file__), "plugin", problem, log],
                        check=True, stdout=subprocess.DEVNULL)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         trials = [json.loads(l) for l in open(log)] if os.path.exists(log) else []
@@ -362,7 +363,7 @@ def plugin(problem, log):
             print(json.dumps({"id": req["id"], "y": y}), flush=True)
 
 
-SAMPLERS = ["bkb", "tpe", "mtpe", "cmaes", "random"]
+SAMPLERS = ["bkb", "tpe", "mtpe", "cmaes", "random", "bkb-init20"]
 
 
 def seeds_of(s):
@@ -382,7 +383,7 @@ def main():
         return
     if cmd == "run":
         bkb, problems, seeds, ts = sys.argv[2], sys.argv[3].split(","), seeds_of(sys.argv[4]), sys.argv[5]
-        samplers = sys.argv[6].split(",") if len(sys.argv) > 6 else SAMPLERS
+        samplers = sys.argv[6].split(",") if len(sys.argv) > 6 else SAMPLERS[:5]
         cps = [int(t) for t in ts.split("/")]
         T = max(cps)
         for problem in problems:
@@ -391,6 +392,8 @@ def main():
                     w0 = time.time()
                     if s == "bkb":
                         trials, cpu, obj = run_bkb(bkb, problem, seed, T)
+                    elif s.startswith("bkb-init"):  # a diagnosis: bkb with another initial design size
+                        trials, cpu, obj = run_bkb(bkb, problem, seed, T, ("--init", s[len("bkb-init"):]))
                     else:
                         trials, cpu, obj = run_optuna(s, problem, seed, T)
                     vals = [t["y"] for t in trials]
@@ -460,7 +463,8 @@ def table(rows):
 
 def diag(rows):
     """How each sampler used its trials: per categorical, the share of each
-    choice in the first 30 trials (over all seeds); the share of trials after
+    choice in trials 1-10 and 11-30 (over all seeds; bkb's initial design is
+    2 trials per parameter, TPE's 10, CMA-ES's 1); the share of trials after
     30 on the run's most used choice (lock-in); the median objective CPU per
     trial in the first 30 and after; the trial that found the final best."""
     import statistics
@@ -471,7 +475,7 @@ def diag(rows):
         space = space_of(p)
         cats = [q for q in space if q["type"] == "categorical"]
         print("## %s (%s)\n" % (p, half(p)))
-        head = ["sampler"] + ["%s in 1-30" % q["name"] for q in cats] + ["%s lock after 30" % q["name"] for q in cats] + \
+        head = ["sampler"] + [x for q in cats for x in ("%s in 1-10" % q["name"], "%s in 11-30" % q["name"])] + ["%s lock after 30" % q["name"] for q in cats] + \
                ["CPU/trial 1-30 ms", "CPU/trial 31+ ms", "median integers 31+", "median trial of best", "categories of the best (seeds 1-5)"]
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
@@ -479,13 +483,14 @@ def diag(rows):
             runs = sorted(by[p][s], key=lambda r: r["seed"])
             cells = [s]
             for q in cats:
-                cnt = {c: 0 for c in q["choices"]}
-                n = 0
-                for r in runs:
-                    for t in r["trials"][:30]:
-                        cnt[t["params"][q["name"]]] += 1
-                        n += 1
-                cells.append(" ".join("%s %.0f%%" % (c, 100 * v / max(n, 1)) for c, v in cnt.items()))
+                for a, b in ((0, 10), (10, 30)):
+                    cnt = {c: 0 for c in q["choices"]}
+                    n = 0
+                    for r in runs:
+                        for t in r["trials"][a:b]:
+                            cnt[t["params"][q["name"]]] += 1
+                            n += 1
+                    cells.append(" ".join("%s %.0f%%" % (c, 100 * v / max(n, 1)) for c, v in cnt.items()))
             for q in cats:
                 locks = []
                 for r in runs:
