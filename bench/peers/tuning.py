@@ -443,12 +443,13 @@ def table(rows):
         if not keys:
             continue
         print("%s half: median best (CV error, or regret on the hd problems) and p of bkb against each peer\n" % h)
-        print("| problem | T | seeds | " + " | ".join(samplers) + " | " + " | ".join("p vs " + s for s in peers) + " |")
+        print("| problem | T | seeds (bkb) | " + " | ".join(samplers) + " | " + " | ".join("p vs " + s for s in peers) + " |")
         print("|---|---:|---:|" + "---:|" * (len(samplers) + len(peers)))
         for k in keys:
             d = by[k]
             b = d.get("bkb", [])
-            cells = [fmt(statistics.median(d[s])) if s in d else "" for s in samplers]
+            cells = [(fmt(statistics.median(d[s])) + ("" if len(d[s]) == len(b) else " (%d seeds)" % len(d[s]))) if s in d else ""
+                     for s in samplers]
             ps = ["%.2g" % mannwhitneyu(b, d[s], alternative="two-sided").pvalue if b and s in d else "" for s in peers]
             print("| %s | %d | %d | %s | %s |" % (k[0], k[1], len(b), " | ".join(cells), " | ".join(ps)))
         print("\nobjective CPU seconds summed over each sampler's runs (sampler CPU in parentheses), at the largest T\n")
@@ -456,8 +457,8 @@ def table(rows):
         print("|---|" + "---:|" * (len(samplers) + 1))
         for p in sorted({k[0] for k in keys}, key=(TUNING + HELDOUT).index):
             c = cpu[p]
-            ratio = c["bkb"][0] / c["tpe"][0] if "bkb" in c and "tpe" in c and c["tpe"][0] > 0 else float("nan")
-            print("| %s | %s | %.2f |" % (p, " | ".join("%.0f (%.0f)" % (c[s][0], c[s][1]) if s in c else "" for s in samplers), ratio))
+            ratio = "%.2f" % (c["bkb"][0] / c["tpe"][0]) if p in SPACES and "bkb" in c and "tpe" in c and c["tpe"][0] > 0 else ""
+            print("| %s | %s | %s |" % (p, " | ".join("%.0f (%.0f)" % (c[s][0], c[s][1]) if s in c else "" for s in samplers), ratio))
         print()
 
 
