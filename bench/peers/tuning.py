@@ -60,20 +60,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SHARED = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "data"))
 
 
-def F(name, lo, hi, **kw):
-    d = {"name": name, "type": "float", "low": lo, "high": hi}
-    d.update(kw)
-    return d
-
-
-def I(name, lo, hi, **kw):
-    d = {"name": name, "type": "int", "low": lo, "high": hi}
-    d.update(kw)
-    return d
-
-
-def C(name, choices):
-    return {"name": name, "type": "categorical", "choices": choices}
+sys.path.insert(0, HERE)
+from conditional import C, F, I  # noqa: E402  the space-file parameters, as conditional.py writes them
 
 
 # ---------------------------------------------------------------- real tasks
