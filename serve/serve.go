@@ -396,8 +396,5 @@ func (s *Server) forget(name string, leases bool) {
 	}
 }
 
-// budgetKey is the study attribute that holds an extended budget.
-const budgetKey = study.BudgetAttr
-
 // reportPrefix starts the keys of a trial's intermediate values.
 const reportPrefix = "bkb.intermediate."

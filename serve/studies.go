@@ -15,16 +15,10 @@ import (
 	"github.com/bkb-go/bkb/study"
 )
 
-// storedBudget returns the extended budget of a study, 0 if none.
+// storedBudget returns the extended budget of a study, 0 if none
+// (study.StoredBudget).
 func (s *Server) storedBudget(ctx context.Context, name string) (int, error) {
-	return StoredBudget(ctx, s.opt.Storage, name)
-}
-
-// StoredBudget returns the budget a study was extended to (POST
-// /api/studies/{name}/budget, or study.Study.Extend through any door): see
-// study.StoredBudget. study.Load puts it in force itself.
-func StoredBudget(ctx context.Context, st storage.Storage, name string) (int, error) {
-	return study.StoredBudget(ctx, st, name)
+	return study.StoredBudget(ctx, s.opt.Storage, name)
 }
 
 // Info is the answer of GET /api/info.
@@ -390,13 +384,10 @@ func (s *Server) extend(w http.ResponseWriter, r *http.Request) {
 		s.replyErr(w, r, badf("budget %d: want at least the %d trials the study has (and at least 1)", req.Budget, trials))
 		return
 	}
-	at, ok := storage.As[storage.Attributes](s.opt.Storage)
-	if !ok {
+	if err := st.Extend(r.Context(), req.Budget); errors.Is(err, study.ErrNoAttributes) {
 		s.fail(w, http.StatusNotImplemented, "this storage keeps no attributes, where an extended budget is kept")
 		return
-	}
-	v, _ := json.Marshal(req.Budget)
-	if err := at.SetAttr(r.Context(), n, storage.Attr{Trial: -1, Key: budgetKey, Value: v}); err != nil {
+	} else if err != nil {
 		s.replyErr(w, r, err)
 		return
 	}

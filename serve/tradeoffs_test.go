@@ -162,7 +162,7 @@ func TestAskZero(t *testing.T) {
 }
 
 // TestBudgetInForce: after an extension, the study's summary, the list
-// of studies and serve.StoredBudget give the extended budget, also from
+// of studies and study.StoredBudget give the extended budget, also from
 // a second server on the same storage that had the study cached.
 func TestBudgetInForce(t *testing.T) {
 	t.Parallel()
@@ -184,7 +184,7 @@ func TestBudgetInForce(t *testing.T) {
 			t.Errorf("%s: budget %d in the summary, %d in the list, want 9", cl.base, sum.Budget, studies.Studies[0].Budget)
 		}
 	}
-	if b, err := serve.StoredBudget(t.Context(), d, "b"); err != nil || b != 9 {
+	if b, err := study.StoredBudget(t.Context(), d, "b"); err != nil || b != 9 {
 		t.Errorf("StoredBudget = %d, %v; want 9", b, err)
 	}
 }
