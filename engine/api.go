@@ -1,26 +1,11 @@
 package engine
 
 import (
-	"io"
-	"strings"
-
 	"github.com/bkb-go/bkb/bandit"
-	"github.com/bkb-go/bkb/gp/hyper"
-	"github.com/bkb-go/bkb/internal/snapenc"
 )
 
 // The engine's face to package study: the Study keeps the records and
 // the storage, the Engine the model, and they meet here.
-
-// Suggest returns the next arm and marks it pending in the policy.
-func (e *Engine) Suggest() (int, error) { return e.suggest() }
-
-// Point returns the values of arm i (one per parameter).
-func (e *Engine) Point(i int) []float64 { return e.point(i) }
-
-// ArmOf returns the arm of the point x, adding it to the candidates if it
-// is new.
-func (e *Engine) ArmOf(x []float64) (int, error) { return e.armOf(x) }
 
 // SetPending registers trial as pending at arm (an ask about to be
 // stored, so that applying it is a re-ask).
@@ -35,21 +20,6 @@ func (e *Engine) PolicySeconds() float64 { return e.policySeconds }
 // SetForecast sets the forecast of a pruned trial's final value (the
 // pruner's tell=forecast).
 func (e *Engine) SetForecast(f func(trial int) (float64, bool)) { e.forecast = f }
-
-// Snapshotable reports whether the engine's state can be encoded.
-func (e *Engine) Snapshotable() bool { return e.snapshotable() }
-
-// Meta returns the readable part of a snapshot covering records records.
-func (e *Engine) Meta(records int) SnapshotMeta { return e.meta(records) }
-
-// Encode writes the engine's state.
-func (e *Engine) Encode(w *snapenc.Writer) error { return e.encode(w) }
-
-// Stats returns the policy's statistics.
-func (e *Engine) Stats() bandit.Stats { return e.stats() }
-
-// WarpInfo returns the warp of the values, nil without one.
-func (e *Engine) WarpInfo() *Warp { return e.warpInfo() }
 
 // LengthScale returns the kernel's (geometric mean) length scale.
 func (e *Engine) LengthScale() float64 { return e.lengthScale }
@@ -77,23 +47,6 @@ func (e *Engine) BatchSize() (float64, bool) {
 	return 0, true
 }
 
-// CheckOutcome checks a trial's outcome against the configuration and
-// returns the value to store.
-func (c *Config) CheckOutcome(trial int, value float64, values, cons []float64) (float64, error) {
-	return c.checkOutcome(trial, value, values, cons)
-}
-
-// Tradeoffs reports whether the study has constraints or several
-// objectives.
-func (c *Config) Tradeoffs() bool { return c.tradeoffs() }
-
-// MultiObjective reports whether the study has several objectives.
-func (c *Config) MultiObjective() bool { return c.multiObjective() }
-
-// StoredTradeoffDefaults fills the defaults of a configuration stored
-// before the several-objective acquisition existed.
-func (c *Config) StoredTradeoffDefaults() { c.storedTradeoffDefaults() }
-
 // IsOutcomeError reports whether err is an outcome that does not fit the
 // study.
 func IsOutcomeError(err error) bool {
@@ -110,26 +63,6 @@ const (
 	FirstSaveCost  = firstSaveCost
 	SnapshotLayout = snapshotLayout
 )
-
-// ReadCSV parses points, with withValue a last column of values (see
-// readCSV).
-func ReadCSV(r io.Reader, sp Space, name string, withValue bool) ([]CSVRow, error) {
-	return readCSV(r, sp, name, withValue)
-}
-
-// TrimStudy drops the package prefix of an error message, for messages
-// that add their own context.
-func TrimStudy(err error) string { return strings.TrimPrefix(err.Error(), "study: ") }
-
-// Family returns the gp/hyper family of the kernel's ARD fits (an error
-// for kernels without one).
-func (c *Config) Family() (hyper.Family, error) { return c.family() }
-
-// PointKey is a map key of a point's exact values.
-func PointKey(x []float64) string { return pointKey(x) }
-
-// Active reports whether the warp transforms the values (a Box-Cox power).
-func (w *Warp) Active() bool { return w.active() }
 
 // BranchEvery is the share of branch asks in a conditional space: one in
 // BranchEvery (refine.go).

@@ -62,7 +62,7 @@ func (c *Config) BuildArms() (*mat.Dense, error) {
 			// inactive are one point (condition.go).
 			cond.Canonicalize(x)
 		}
-		key := pointKey(x)
+		key := PointKey(x)
 		if seen[key] {
 			continue // a discrete space has fewer points than the design
 		}
@@ -72,8 +72,8 @@ func (c *Config) BuildArms() (*mat.Dense, error) {
 	return mat.NewDense(len(out)/p, p, out), nil
 }
 
-// pointKey identifies a point exactly.
-func pointKey(x []float64) string {
+// PointKey identifies a point exactly.
+func PointKey(x []float64) string {
 	b := make([]byte, 0, 8*len(x))
 	for _, v := range x {
 		b = strconv.AppendUint(b, math.Float64bits(v), 36)
@@ -126,12 +126,12 @@ func ReadPoints(r io.Reader, space Space, name string) (*mat.Dense, error) {
 		n, _ := arms.Dims()
 		for i := 0; i < n; i++ {
 			if err := space.Check(arms.RawRowView(i)); err != nil {
-				return nil, fmt.Errorf("study: %s: arm %d: %v", name, i+1, trimStudy(err))
+				return nil, fmt.Errorf("study: %s: arm %d: %v", name, i+1, TrimStudy(err))
 			}
 		}
 		return arms, nil
 	}
-	rows, err := readCSV(r, space, name, false)
+	rows, err := ReadCSV(r, space, name, false)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +139,7 @@ func ReadPoints(r io.Reader, space Space, name string) (*mat.Dense, error) {
 	out := make([]float64, 0, len(rows)*p)
 	seen := map[string]bool{}
 	for _, row := range rows {
-		if k := pointKey(row.X); !seen[k] {
+		if k := PointKey(row.X); !seen[k] {
 			seen[k] = true
 			out = append(out, row.X...)
 		}
@@ -159,10 +159,10 @@ type CSVRow struct {
 	Value float64
 }
 
-// readCSV parses points (and with withValue a last column of values).
+// ReadCSV parses points (and with withValue a last column of values).
 // The first line is a header if any of its fields is not a valid level;
 // a header may name the columns in any order.
-func readCSV(r io.Reader, space Space, name string, withValue bool) ([]CSVRow, error) {
+func ReadCSV(r io.Reader, space Space, name string, withValue bool) ([]CSVRow, error) {
 	cr := csv.NewReader(r)
 	cr.Comment = '#'
 	cr.FieldsPerRecord = -1

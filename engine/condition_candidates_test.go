@@ -65,10 +65,10 @@ func TestConditionCandidates(t *testing.T) {
 		seen := map[string]bool{}
 		for i := 0; i < e.n; i++ {
 			canonical("arm", e.enc[i*e.e:(i+1)*e.e])
-			if err := e.space.Check(e.point(i)); err != nil {
+			if err := e.space.Check(e.Point(i)); err != nil {
 				t.Errorf("%s: arm %d: %v", cand, i, err)
 			}
-			k := pointKey(e.point(i))
+			k := PointKey(e.Point(i))
 			if seen[k] {
 				t.Errorf("%s: arm %d twice", cand, i)
 			}
@@ -86,7 +86,7 @@ func TestConditionCandidates(t *testing.T) {
 		pool := map[string]bool{}
 		for _, u := range e.ref.pool {
 			canonical("pool candidate", u)
-			if k := pointKey(u); pool[k] {
+			if k := PointKey(u); pool[k] {
 				t.Errorf("pool candidate %v twice", u)
 			} else {
 				pool[k] = true

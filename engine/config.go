@@ -456,7 +456,7 @@ func (c *Config) normalizeV2() error {
 		// An explicit FitEvery without Fit is version 1's scalar fit (the
 		// command line's --fit-length-scale); kernels without an ARD
 		// family keep their length scale.
-		_, famErr := c.family()
+		_, famErr := c.Family()
 		switch {
 		case c.FitEvery > 0:
 			c.Fit = FitScalar
@@ -470,7 +470,7 @@ func (c *Config) normalizeV2() error {
 	switch c.Fit {
 	case FitNone, FitScalar:
 	case FitARD:
-		if _, err := c.family(); err != nil {
+		if _, err := c.Family(); err != nil {
 			return err
 		}
 	default:
@@ -482,8 +482,8 @@ func (c *Config) normalizeV2() error {
 	return nil
 }
 
-// family returns the gp/hyper family of an ARD fit.
-func (c *Config) family() (hyper.Family, error) {
+// Family returns the gp/hyper Family of an ARD fit.
+func (c *Config) Family() (hyper.Family, error) {
 	switch c.Kernel.Name {
 	case "rbf", "gaussian", "se":
 		return hyper.RBF, nil

@@ -142,7 +142,7 @@ func (e *Engine) addArm(x []float64) int {
 	e.vals = append(e.vals, x...)
 	e.enc = append(e.enc, make([]float64, e.e)...)
 	e.space.Encode(e.enc[i*e.e:(i+1)*e.e], x)
-	e.byX[pointKey(x)] = i
+	e.byX[PointKey(x)] = i
 	e.n++
 	if e.policy != nil {
 		e.dirty = true
@@ -150,10 +150,10 @@ func (e *Engine) addArm(x []float64) int {
 	return i
 }
 
-// armOf returns the arm of the point x, adding it to the arm set if it is
+// ArmOf returns the arm of the point x, adding it to the arm set if it is
 // not there (an enqueued or imported point).
-func (e *Engine) armOf(x []float64) (int, error) {
-	if i, ok := e.byX[pointKey(x)]; ok {
+func (e *Engine) ArmOf(x []float64) (int, error) {
+	if i, ok := e.byX[PointKey(x)]; ok {
 		return i, nil
 	}
 	if err := e.space.Check(x); err != nil {
@@ -162,8 +162,8 @@ func (e *Engine) armOf(x []float64) (int, error) {
 	return e.addArm(x), nil
 }
 
-// point returns the values of arm i (aliasing the engine's storage).
-func (e *Engine) point(i int) []float64 { return e.vals[i*e.p : (i+1)*e.p] }
+// Point returns the values of arm i (aliasing the engine's storage).
+func (e *Engine) Point(i int) []float64 { return e.vals[i*e.p : (i+1)*e.p] }
 
 // reward maps a value to the maximized reward.
 func (e *Engine) reward(v float64) float64 {
@@ -181,8 +181,8 @@ func (e *Engine) told(v float64) float64 {
 // timed adds the time since start to the policy time.
 func (e *Engine) timed(start time.Time) { e.policySeconds += time.Since(start).Seconds() }
 
-// suggest returns the next arm and marks it pending in the policy.
-func (e *Engine) suggest() (int, error) {
+// Suggest returns the next arm and marks it pending in the policy.
+func (e *Engine) Suggest() (int, error) {
 	defer e.timed(time.Now())
 	if e.ref != nil {
 		if len(e.succ) < e.cfg.Init {
@@ -203,7 +203,7 @@ func (e *Engine) suggest() (int, error) {
 		if e.cond != nil {
 			e.cond.Canonicalize(x) // Decode's placeholders are not exact
 		}
-		return e.armOf(x)
+		return e.ArmOf(x)
 	}
 	if e.policy == nil && len(e.succ) >= e.cfg.Init {
 		if err := e.activate(); err != nil {
@@ -410,9 +410,9 @@ func (e *Engine) fit() error {
 	return nil
 }
 
-// stats returns the policy's statistics (zero before the policy starts or
+// Stats returns the policy's statistics (zero before the policy starts or
 // for random search).
-func (e *Engine) stats() bandit.Stats {
+func (e *Engine) Stats() bandit.Stats {
 	if e.ref != nil {
 		return e.ref.stats()
 	}
@@ -433,13 +433,13 @@ func (e *Engine) Apply(r Event) error {
 		return nil // an intermediate value: the model is told final values only
 	}
 	if err := e.space.Check(r.X); err != nil {
-		return fmt.Errorf("trial %d: %s record: %v (the study's records do not fit its search space)", r.Trial, r.Kind, trimStudy(err))
+		return fmt.Errorf("trial %d: %s record: %v (the study's records do not fit its search space)", r.Trial, r.Kind, TrimStudy(err))
 	}
-	arm, err := e.armOf(r.X)
+	arm, err := e.ArmOf(r.X)
 	if err != nil {
 		return err
 	}
-	if r.Arm >= 0 && r.Arm != arm && r.Arm < e.n && pointKey(e.point(r.Arm)) == pointKey(r.X) {
+	if r.Arm >= 0 && r.Arm != arm && r.Arm < e.n && PointKey(e.Point(r.Arm)) == PointKey(r.X) {
 		arm = r.Arm // an arm set with a point twice (a CSV file's duplicate rows): the record's copy
 	}
 	if r.Arm >= 0 && r.Arm != arm {
@@ -463,7 +463,7 @@ func (e *Engine) Apply(r Event) error {
 				return err
 			}
 		} else {
-			got, err := e.suggest()
+			got, err := e.Suggest()
 			if err != nil {
 				return err
 			}
@@ -519,9 +519,9 @@ func (e *Engine) Apply(r Event) error {
 	return nil
 }
 
-// trimStudy drops the package prefix of an error of this package, for
+// TrimStudy drops the package prefix of an error of this package, for
 // messages that add their own context.
-func trimStudy(err error) string { return strings.TrimPrefix(err.Error(), "study: ") }
+func TrimStudy(err error) string { return strings.TrimPrefix(err.Error(), "study: ") }
 
 // Event is a stored record as the engine reads it (package study converts
 // storage records): the engine does not know where studies are kept.

@@ -107,7 +107,7 @@ func fitLengthScale(ks Kernel, lambda float64, d int, x, y []float64, current fl
 // previous fit) every FitEvery, seeded by the study seed and the count.
 func (e *Engine) fitARD() error {
 	start := time.Now()
-	fam, err := e.cfg.family()
+	fam, err := e.cfg.Family()
 	if err != nil {
 		return err
 	}

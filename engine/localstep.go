@@ -186,7 +186,7 @@ func (e *Engine) localArm() int {
 	if e.cond != nil {
 		e.cond.Canonicalize(x) // (a conditional space takes no local steps)
 	}
-	if i, ok := e.byX[pointKey(x)]; ok {
+	if i, ok := e.byX[PointKey(x)]; ok {
 		for _, o := range e.succ {
 			if o.arm == i {
 				return -1

@@ -122,7 +122,7 @@ func TestNoisyUnwarped(t *testing.T) {
 			// ask's fit, from the previous fit's noise share.
 			if n := len(s.eng.fits); n > fits && n >= 2 && s.eng.fits[n-2].NoiseVariance/(s.eng.fits[n-2].NoiseVariance+s.eng.fits[n-2].SignalVariance) > noiseShareHeavy {
 				heavy++
-				if r.warp.active() {
+				if r.warp.Active() {
 					warped++
 				}
 			}

@@ -201,7 +201,7 @@ func (r *refiner) sync(e *Engine) error {
 	for ; r.nObs < t; r.nObs++ {
 		o := e.succ[r.nObs]
 		v := e.reward(o.value)
-		if r.cfg.tradeoffs() {
+		if r.cfg.Tradeoffs() {
 			v = r.regionValue(e, r.nObs)
 		}
 		if r.skipStale(e, o.trial, v) {
@@ -327,7 +327,7 @@ func (r *refiner) refit(e *Engine, cold bool) error {
 	if !r.cfg.fitsARD() {
 		return nil
 	}
-	fam, err := r.cfg.family()
+	fam, err := r.cfg.Family()
 	if err != nil {
 		return err
 	}
@@ -432,7 +432,7 @@ func (r *refiner) rebuild(e *Engine) error {
 		prev := map[string]bool{}
 		if old != nil {
 			for _, row := range old.Dictionary() {
-				prev[pointKey(r.rowPoint[row])] = true
+				prev[PointKey(r.rowPoint[row])] = true
 			}
 		}
 		rowPoint := map[int][]float64{}
@@ -445,7 +445,7 @@ func (r *refiner) rebuild(e *Engine) error {
 			}
 			if _, ok := rowPoint[row]; !ok {
 				rowPoint[row] = x
-				if len(prev) == 0 || prev[pointKey(x)] {
+				if len(prev) == 0 || prev[PointKey(x)] {
 					rows = append(rows, row)
 				}
 			}

@@ -42,24 +42,24 @@ type SnapshotMeta struct {
 	Ignored     int          `json:"ignored,omitempty"`
 }
 
-// snapshotable reports whether the engine's state can be encoded: a
+// Snapshotable reports whether the engine's state can be encoded: a
 // study whose candidates grow, with BKB's posterior or no model (random
 // search). The exact posteriors (O(t^2) state), Ada-BKB and the fixed
 // arm sets' policies are replayed instead.
-func (e *Engine) snapshotable() bool {
+func (e *Engine) Snapshotable() bool {
 	r := e.ref
-	return r != nil && !e.cfg.tradeoffs() && e.policy == nil && r.exact == nil && r.ada == nil && (r.dtc != nil || r.cfg.Policy == "random" ||
+	return r != nil && !e.cfg.Tradeoffs() && e.policy == nil && r.exact == nil && r.ada == nil && (r.dtc != nil || r.cfg.Policy == "random" ||
 		len(e.succ) < e.cfg.Init)
 }
 
-// meta returns the snapshot's readable part.
-func (e *Engine) meta(records int) SnapshotMeta {
+// Meta returns the snapshot's readable part.
+func (e *Engine) Meta(records int) SnapshotMeta {
 	return SnapshotMeta{Layout: snapshotLayout, Records: records, Arms: e.n, LengthScale: e.lengthScale,
-		Fits: slices.Clone(e.fits), Stats: e.stats(), Diverged: e.diverged, Ignored: e.ignored}
+		Fits: slices.Clone(e.fits), Stats: e.Stats(), Diverged: e.diverged, Ignored: e.ignored}
 }
 
-// encode appends the engine's state to w (snapshotable engines only).
-func (e *Engine) encode(w *snapenc.Writer) error {
+// Encode appends the engine's state to w (snapshotable engines only).
+func (e *Engine) Encode(w *snapenc.Writer) error {
 	w.Int(snapshotLayout)
 	w.Int(e.n)
 	w.Floats(e.vals[:e.n*e.p])

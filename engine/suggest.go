@@ -58,7 +58,7 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 		acq, seen = r.conditionalAcq(acq), map[string]bool{}
 		add = func(x []float64) {
 			r.cond.CanonicalizeEncoded(x)
-			if k := pointKey(x); !seen[k] {
+			if k := PointKey(x); !seen[k] {
 				seen[k] = true
 				cs = append(cs, cand{x, acq(x)})
 			}
@@ -84,7 +84,7 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 	}
 	if seen != nil {
 		for _, c := range cs {
-			seen[pointKey(c.x)] = true // the arms are canonical
+			seen[PointKey(c.x)] = true // the arms are canonical
 		}
 	}
 	for _, x := range r.pool {
@@ -206,10 +206,10 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 			if seen != nil {
 				// acq reads p canonicalized: v is its canonical point's.
 				r.cond.CanonicalizeEncoded(p)
-				if k := pointKey(p); seen[k] {
+				if k := PointKey(p); seen[k] {
 					continue
 				}
-				seen[pointKey(p)] = true
+				seen[PointKey(p)] = true
 			}
 			cs = append(cs, cand{p, v})
 		}

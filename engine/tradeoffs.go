@@ -121,11 +121,11 @@ const (
 // objectives may name, in a new slice.
 func MOAcquisitions() []string { return []string{MOHypervolume, MOScalarize} }
 
-// storedTradeoffDefaults gives a stored configuration the defaults of the
+// StoredTradeoffDefaults gives a stored configuration the defaults of the
 // time it was written: a study with several objectives stored without
 // MOAcquisition was created before it existed, and asked by random
 // scalarizations.
-func (c *Config) storedTradeoffDefaults() {
+func (c *Config) StoredTradeoffDefaults() {
 	if len(c.Directions) >= 2 && c.MOAcquisition == "" {
 		c.MOAcquisition = MOScalarize
 	}
@@ -138,14 +138,14 @@ func (c *Config) normalizeTradeoffs() error {
 		return fmt.Errorf("study: constraints must be between 0 and %d, got %d", MaxConstraints, c.Constraints)
 	}
 	switch {
-	case !c.multiObjective() && c.MOAcquisition != "":
+	case !c.MultiObjective() && c.MOAcquisition != "":
 		return fmt.Errorf("study: mo_acquisition %q needs several objectives (directions)", c.MOAcquisition)
-	case c.multiObjective() && c.MOAcquisition == "":
+	case c.MultiObjective() && c.MOAcquisition == "":
 		c.MOAcquisition = MOHypervolume
-	case c.multiObjective() && !slices.Contains(MOAcquisitions(), c.MOAcquisition):
+	case c.MultiObjective() && !slices.Contains(MOAcquisitions(), c.MOAcquisition):
 		return fmt.Errorf("study: unknown mo_acquisition %q; valid: %s, %s", c.MOAcquisition, MOHypervolume, MOScalarize)
 	}
-	if !c.tradeoffs() {
+	if !c.Tradeoffs() {
 		return nil
 	}
 	if c.Policy == "random" {
@@ -158,19 +158,19 @@ func (c *Config) normalizeTradeoffs() error {
 	return nil
 }
 
-// multiObjective reports whether the study has several objectives.
-func (c *Config) multiObjective() bool { return len(c.Directions) >= 2 }
+// MultiObjective reports whether the study has several objectives.
+func (c *Config) MultiObjective() bool { return len(c.Directions) >= 2 }
 
-// tradeoffs reports whether the study has constraints or several
+// Tradeoffs reports whether the study has constraints or several
 // objectives.
-func (c *Config) tradeoffs() bool { return c.Constraints > 0 || c.multiObjective() }
+func (c *Config) Tradeoffs() bool { return c.Constraints > 0 || c.MultiObjective() }
 
 // Objectives returns the number of objectives: len(Directions), or 1.
 func (c Config) Objectives() int { return max(len(c.Directions), 1) }
 
 // ObjectiveDirections returns the direction of every objective.
 func (c Config) ObjectiveDirections() []Direction {
-	if c.multiObjective() {
+	if c.MultiObjective() {
 		return slices.Clone(c.Directions)
 	}
 	return []Direction{c.Direction}
@@ -187,10 +187,10 @@ func Feasible(c []float64) bool {
 	return true
 }
 
-// checkOutcome checks the values and constraint values of a tell against
+// CheckOutcome checks the values and constraint values of a tell against
 // the study's configuration and returns the value it stores as Y.
-func (c *Config) checkOutcome(trial int, value float64, values, cons []float64) (float64, error) {
-	if c.multiObjective() {
+func (c *Config) CheckOutcome(trial int, value float64, values, cons []float64) (float64, error) {
+	if c.MultiObjective() {
 		if len(values) != len(c.Directions) {
 			return 0, outcomeError{fmt.Errorf("study: trial %d: the study has %d objectives (%v): tell %d values, got %d",
 				trial, len(c.Directions), c.Directions, len(c.Directions), len(values))}
@@ -243,7 +243,7 @@ var ErrNoFeasible = errors.New("no complete trial is feasible")
 
 // rewardOf maps the value of objective k to its maximized reward.
 func (e *Engine) rewardOf(k int, v float64) float64 {
-	if e.cfg.multiObjective() && e.cfg.Directions[k] == Maximize || !e.cfg.multiObjective() && !e.cfg.minimize() {
+	if e.cfg.MultiObjective() && e.cfg.Directions[k] == Maximize || !e.cfg.MultiObjective() && !e.cfg.minimize() {
 		return v
 	}
 	return -v
@@ -295,7 +295,7 @@ type tradeoffModel struct {
 // newTradeoffModel builds the ask's model: the further targets' weights
 // and, with several objectives, the scalarization of this ask.
 func (r *refiner) newTradeoffModel(e *Engine) (*tradeoffModel, error) {
-	if !r.cfg.tradeoffs() || r.dtc == nil {
+	if !r.cfg.Tradeoffs() || r.dtc == nil {
 		return nil, nil
 	}
 	nObj, nCons := r.cfg.Objectives(), r.cfg.Constraints
@@ -490,7 +490,7 @@ func (r *refiner) targetPosterior(e *Engine, j, nt int, xs [][]float64, y []floa
 	tf := &r.tfits[j]
 	t := len(xs)
 	if tf.hp == nil || tf.lastFit != r.lastFit {
-		fam, err := r.cfg.family()
+		fam, err := r.cfg.Family()
 		if err != nil {
 			return nil, 0, err
 		}
@@ -526,13 +526,13 @@ func (r *refiner) targetPosterior(e *Engine, j, nt int, xs [][]float64, y []floa
 		if err != nil {
 			return nil, 0, err
 		}
-		rowOf[pointKey(x)] = row
+		rowOf[PointKey(x)] = row
 	}
 	var dict []int
 	seen := map[int]bool{}
 	for _, row := range r.dtc.Dictionary() {
 		if x, ok := r.rowPoint[row]; ok {
-			if tr, ok := rowOf[pointKey(x)]; ok && !seen[tr] {
+			if tr, ok := rowOf[PointKey(x)]; ok && !seen[tr] {
 				seen[tr] = true
 				dict = append(dict, tr)
 			}
@@ -667,7 +667,7 @@ func (r *refiner) regionValue(e *Engine, i int) float64 {
 	if !Feasible(o.cons) {
 		return math.Inf(-1)
 	}
-	if !r.cfg.multiObjective() {
+	if !r.cfg.MultiObjective() {
 		return e.reward(o.value)
 	}
 	p := e.minimizedObs(o)

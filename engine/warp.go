@@ -136,8 +136,8 @@ func (w Warp) String() string {
 		w.Lambda, w.Min, w.Delta, w.Observations, w.LRT)
 }
 
-// active reports whether the transform warps.
-func (w *Warp) active() bool { return w != nil && w.Kind == "box-cox" }
+// Active reports whether the transform warps.
+func (w *Warp) Active() bool { return w != nil && w.Kind == "box-cox" }
 
 // z maps a cost to the transform's (0, 1] scale (below 0 for costs under
 // Min - Delta).
@@ -207,7 +207,7 @@ func fitWarp(mode string, costs []float64, t warpTest) Warp {
 		}
 	}
 	if mode == WarpAuto && t.points > 0 && len(costs) > t.points {
-		if w := fitWarp(mode, costs[:t.points], warpTest{}); !w.active() {
+		if w := fitWarp(mode, costs[:t.points], warpTest{}); !w.Active() {
 			w.Observations = len(costs)
 			return w
 		}
@@ -313,7 +313,7 @@ func warpedRewards(mode string, r []float64, test warpTest) (Warp, []float64) {
 		costs[i] = -v
 	}
 	w := fitWarp(mode, costs, test)
-	if !w.active() {
+	if !w.Active() {
 		return w, r
 	}
 	out := make([]float64, len(r))
@@ -333,7 +333,7 @@ func (c *Config) warps() bool { return c.Warp == WarpAuto || c.Warp == WarpLog }
 // from version 7 on. Version 6 applied both to the scalar it tracks for
 // the trust region (the first objective, or the feasible-region value),
 // not to what the policy asks by; version 6 studies replay as written.
-func (c *Config) singleObjectiveRules() bool { return c.rules().SingleObjectiveRules && c.tradeoffs() }
+func (c *Config) singleObjectiveRules() bool { return c.rules().SingleObjectiveRules && c.Tradeoffs() }
 
 // normalizeWarp fills in and checks Warp: auto from version 6 on, none
 // before; raw values are never warped.
@@ -383,7 +383,7 @@ func standardizeWarped(mode string, r []float64, test warpTest) (w Warp, shift, 
 
 // warpedReward maps a reward through w (the identity without a warp).
 func (w *Warp) warpedReward(r float64) float64 {
-	if !w.active() {
+	if !w.Active() {
 		return r
 	}
 	return -w.apply(-r)
@@ -415,7 +415,7 @@ func (r *refiner) standardizeWarped(e *Engine) {
 // region's threshold: v > ref + threshold in reward units, or, in a
 // warped study, by warpThreshold on the standardized warped scale.
 func (r *refiner) improves(v, ref float64) bool {
-	if !r.warp.active() && !(r.cfg.noiseRobust() && r.cfg.warps()) {
+	if !r.warp.Active() && !(r.cfg.noiseRobust() && r.cfg.warps()) {
 		// Version 7 compares on the standardized scale below whether or
 		// not the values are warped at present (noisyUnwarped may switch
 		// the warp off after r.threshold was set on a warped scale).
@@ -431,7 +431,7 @@ func (r *refiner) improves(v, ref float64) bool {
 // snapshot (nothing for the others, whose snapshots are unchanged).
 func (w *Warp) encodeFloats() []float64 {
 	kind := 0.0
-	if w.active() {
+	if w.Active() {
 		kind = 1
 	}
 	return []float64{kind, w.Lambda, w.Min, w.Max, w.Delta, w.LRT, float64(w.Observations)}
@@ -448,8 +448,8 @@ func decodeWarpFloats(f []float64) (Warp, error) {
 	return w, nil
 }
 
-// warpInfo returns the transform in use (nil without warping).
-func (e *Engine) warpInfo() *Warp {
+// WarpInfo returns the transform in use (nil without warping).
+func (e *Engine) WarpInfo() *Warp {
 	if !e.cfg.warps() {
 		return nil
 	}

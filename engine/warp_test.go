@@ -57,7 +57,7 @@ func TestWarpProfileMatchesLikelihood(t *testing.T) {
 	t.Parallel()
 	costs := lognormalCosts(60, 2, 1)
 	w := fitWarp(WarpAuto, costs, warpTest{})
-	if !w.active() {
+	if !w.Active() {
 		t.Fatalf("no warp fitted to log-normal costs: %+v", w)
 	}
 	z := make([]float64, len(costs))
@@ -91,7 +91,7 @@ func TestWarpFitMaximizesLikelihood(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			w := fitWarp(WarpAuto, tc.costs, warpTest{})
-			if !w.active() {
+			if !w.Active() {
 				t.Fatalf("not warped: %+v", w)
 			}
 			// Brute force: the likelihood on a grid of step 1e-3.
@@ -138,15 +138,15 @@ func TestWarpAutoLeavesGaussianValues(t *testing.T) {
 	for i := range costs {
 		costs[i] = 5 + rng.NormFloat64()
 	}
-	if w := fitWarp(WarpAuto, costs, warpTest{}); w.active() {
+	if w := fitWarp(WarpAuto, costs, warpTest{}); w.Active() {
 		t.Errorf("Gaussian values warped: %v", w)
 	}
 	// log is forced whatever the likelihood says.
-	if w := fitWarp(WarpLog, costs, warpTest{}); !w.active() || w.Lambda != 0 {
+	if w := fitWarp(WarpLog, costs, warpTest{}); !w.Active() || w.Lambda != 0 {
 		t.Errorf("warp log: %+v", w)
 	}
 	// Too few distinct values: no warp.
-	if w := fitWarp(WarpLog, []float64{1, 1, 2, 2, 3, 3, 1e6}, warpTest{}); w.active() {
+	if w := fitWarp(WarpLog, []float64{1, 1, 2, 2, 3, 3, 1e6}, warpTest{}); w.Active() {
 		t.Errorf("warp of 4 distinct values: %+v", w)
 	}
 }
@@ -154,7 +154,7 @@ func TestWarpAutoLeavesGaussianValues(t *testing.T) {
 func TestWarpApplyIsIncreasing(t *testing.T) {
 	t.Parallel()
 	w := fitWarp(WarpAuto, designCosts(t, "goldsteinprice", 30), warpTest{})
-	if !w.active() {
+	if !w.Active() {
 		t.Fatal("not warped")
 	}
 	// From far below the least cost (the linear continuation) to beyond
@@ -220,22 +220,22 @@ func TestWarpTestOnFirstEvaluations(t *testing.T) {
 	for range 200 {
 		narrow = append(narrow, 3+rng.ExpFloat64()*0.5)
 	}
-	if w := fitWarp(WarpAuto, narrow, warpTest{}); !w.active() {
+	if w := fitWarp(WarpAuto, narrow, warpTest{}); !w.Active() {
 		t.Fatalf("version 7's test on all costs: not warped (%v); the test below would not tell the rules apart", w)
 	}
 	w := fitWarp(WarpAuto, narrow, warpTest{points: 40})
-	if w.active() || w.Observations != len(narrow) {
+	if w.Active() || w.Observations != len(narrow) {
 		t.Errorf("test on the first 40 costs: %+v, want no warp over %d observations", w, len(narrow))
 	}
 	// A log-normal start (values over orders of magnitude): warped, and
 	// the power is the profile likelihood's maximizer over all costs.
 	wide := append(lognormalCosts(40, 2, 3), lognormalCosts(200, 0.5, 4)...)
 	all := fitWarp(WarpAuto, wide, warpTest{})
-	if !all.active() {
+	if !all.Active() {
 		t.Fatalf("log-normal costs not warped: %v", all)
 	}
 	w = fitWarp(WarpAuto, wide, warpTest{points: 40})
-	if !w.active() || w.Lambda != all.Lambda || w.Delta != all.Delta || w.Observations != len(wide) {
+	if !w.Active() || w.Lambda != all.Lambda || w.Delta != all.Delta || w.Observations != len(wide) {
 		t.Errorf("test on the first 40 costs: %+v, want the fit on all %+v", w, all)
 	}
 	// Fewer costs than the test reads: the test reads them all.
@@ -245,20 +245,20 @@ func TestWarpTestOnFirstEvaluations(t *testing.T) {
 	// The initial design's skewness: the wide start above is right-skewed
 	// and keeps its warp; the same costs with the first 10 mirrored (a
 	// left-skewed design: most points near the worst costs) are not warped.
-	if w := fitWarp(WarpAuto, wide, warpTest{design: 10, points: 40}); !w.active() {
+	if w := fitWarp(WarpAuto, wide, warpTest{design: 10, points: 40}); !w.Active() {
 		t.Errorf("right-skewed design: not warped (%v)", w)
 	}
 	left := slices.Clone(wide)
 	for i := range 10 {
 		left[i] = 2*left[0] - left[i]
 	}
-	if w := fitWarp(WarpAuto, left, warpTest{}); !w.active() {
+	if w := fitWarp(WarpAuto, left, warpTest{}); !w.Active() {
 		t.Fatalf("the mirrored design without the skewness test: not warped (%v); the test below would not tell the rules apart", w)
 	}
 	if stat.Skew(left[:10], nil) >= 0 {
 		t.Fatalf("mirrored design skewness %v", stat.Skew(left[:10], nil))
 	}
-	if w := fitWarp(WarpAuto, left, warpTest{design: 10, points: 40}); w.active() || w.Observations != len(left) {
+	if w := fitWarp(WarpAuto, left, warpTest{design: 10, points: 40}); w.Active() || w.Observations != len(left) {
 		t.Errorf("left-skewed design: %+v, want no warp over %d observations", w, len(left))
 	}
 	for _, tc := range []struct {
