@@ -38,6 +38,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -242,7 +243,26 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if e := <-done; !errors.Is(e, http.ErrServerClosed) && err == nil {
 		err = e
 	}
+	s.checkpoint(sctx)
 	return err
+}
+
+// checkpoint saves a snapshot of every cached study that asked since its
+// newest one (study.Checkpoint), so that a restarted server restores the
+// studies instead of replaying their last asks.
+func (s *Server) checkpoint(ctx context.Context) {
+	s.mu.Lock()
+	names := slices.Sorted(maps.Keys(s.studies))
+	studies := make([]*study.Study, len(names))
+	for i, n := range names {
+		studies[i] = s.studies[n]
+	}
+	s.mu.Unlock()
+	for i, st := range studies {
+		if err := st.Checkpoint(ctx); err != nil {
+			s.opt.Logf("shutdown: study %s: snapshot not saved: %v (a restart replays its last asks)", names[i], s.mask(err.Error()))
+		}
+	}
 }
 
 // logWriter passes the http.Server's own messages (a TLS handshake, a

@@ -115,6 +115,10 @@ func (s *Study) Run(ctx context.Context, f Objective, opt RunOptions) error {
 	wg.Wait()
 	cancel(nil)
 	<-hbDone
+	// The asks since the last due snapshot, saved for the next process
+	// (also when ctx is done: Ctrl-C is how long runs end). A failure was
+	// noted (Options.Notify); the trials are stored all the same.
+	_ = s.Checkpoint(context.WithoutCancel(ctx))
 	if err := context.Cause(rctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}

@@ -92,6 +92,7 @@ func (s *Study) restore(ctx context.Context) (*engine.Engine, int) {
 	}
 	s.snapPolicy = eng.PolicySeconds()
 	s.snapBytes = len(snap.Data)
+	s.snapRecords = snap.Records
 	// The engine copied what it decoded: the buffer is free once no
 	// restore can read it again (saveSnapshot, after Ask's last restore).
 	s.spare = snap.Data[:0]
@@ -99,17 +100,75 @@ func (s *Study) restore(ctx context.Context) (*engine.Engine, int) {
 }
 
 // saveSnapshot saves the engine's state, covering the records applied so
-// far, when the policy time since the newest snapshot is engine.SnapshotEvery
-// times what a save costs. A failure is a note, not an error: the study
-// is stored in its records; a snapshot only spares a replay.
+// far, when one is due (snapshotDue). A failure is a note, not an error:
+// the study is stored in its records; a snapshot only spares a replay.
 func (s *Study) saveSnapshot(ctx context.Context) {
 	sn, ok := storage.As[storage.Snapshots](s.st)
-	if !ok || s.eng == nil || !s.eng.Snapshotable() || len(s.records) == 0 {
+	if !ok || s.eng == nil || !s.eng.Snapshotable() || len(s.records) == 0 || !s.snapshotDue() {
 		return
 	}
-	if s.eng.PolicySeconds()-s.snapPolicy < engine.SnapshotEvery*max(s.saveCost, engine.FirstSaveCost) {
-		return
+	s.writeSnapshot(ctx, sn)
+}
+
+// SnapshotBytes and MaxReplaySeconds bound what a long-lived process
+// writes and what a kill costs (snapshotDue).
+const (
+	// SnapshotBytes: a long-lived process saves a snapshot only while the
+	// bytes of all the snapshots it saved, this one included, stay within
+	// SnapshotBytes times this one's size. Each save then adds at least
+	// 1/(SnapshotBytes-1) to what the process wrote, so the saves are
+	// spaced geometrically in size, and building a study writes at most
+	// SnapshotBytes times its last snapshot, plus the checkpoint, whatever
+	// the number of asks. A snapshot's size grows with the study (the
+	// observed points' rows, t x m numbers), so the saves go on.
+	SnapshotBytes = 8
+	// MaxReplaySeconds: a long-lived process also saves once this much
+	// policy time has passed since its newest snapshot, so that what a
+	// kill costs (a replay of the policy since that snapshot) stays
+	// bounded when the size grows slowly.
+	MaxReplaySeconds = 120
+)
+
+// snapshotDue says whether a save is due after an ask. Every rule first
+// needs the policy time since the newest snapshot to be SnapshotEvery
+// times what a save costs, so that saves never take more than a fifth of
+// the policy's time. A process that makes one ask (SnapshotEveryAsk), or
+// has no snapshot yet, then saves. A long-lived one saves while its bytes
+// written stay within SnapshotBytes times the snapshot (its size estimated
+// by the last one's), or once MaxReplaySeconds of policy time have passed
+// since its newest snapshot; Checkpoint saves the rest before it exits.
+func (s *Study) snapshotDue() bool {
+	since := s.eng.PolicySeconds() - s.snapPolicy
+	if since < s.saveEvery*max(s.saveCost, engine.FirstSaveCost) {
+		return false
 	}
+	if s.opts.SnapshotEveryAsk || s.snapRecords == 0 || since >= MaxReplaySeconds {
+		return true
+	}
+	return s.written+s.snapBytes <= SnapshotBytes*s.snapBytes
+}
+
+// Checkpoint saves a snapshot of the study's engine covering every record
+// this process applied, unless its newest snapshot does already: a
+// long-lived process calls it before it exits (Run does), so that the next
+// process restores instead of replaying the asks since the last due save.
+// It does nothing for a study whose policy keeps no snapshots, or on a
+// storage without them. Unlike the saves of Ask, a failure is returned.
+func (s *Study) Checkpoint(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sn, ok := storage.As[storage.Snapshots](s.st)
+	if !ok || s.eng == nil || !s.eng.Snapshotable() || len(s.records) == 0 || s.snapRecords == len(s.records) {
+		// Without an engine there is nothing to save; with one, it has
+		// applied every record the study committed (commit).
+		return nil
+	}
+	return s.writeSnapshot(ctx, sn)
+}
+
+// writeSnapshot saves the engine's state covering the records applied so
+// far.
+func (s *Study) writeSnapshot(ctx context.Context, sn storage.Snapshots) error {
 	start := time.Now()
 	k := len(s.records)
 	w := snapenc.NewWriter(s.spare)
@@ -134,7 +193,11 @@ func (s *Study) saveSnapshot(ctx context.Context) {
 	s.snapPolicy = s.eng.PolicySeconds()
 	if err != nil {
 		s.notify("study %s: snapshot not saved: %v", s.name, err)
+		return err
 	}
+	s.snapRecords = k
+	s.written += s.snapBytes
+	return nil
 }
 
 // snapshotInfo returns Info from the newest snapshot's readable part, if

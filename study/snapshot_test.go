@@ -403,3 +403,104 @@ func TestSnapshotAskTellLoop(t *testing.T) {
 		}
 	}
 }
+
+// countingSnapshots counts the snapshots saved through it and their bytes.
+type countingSnapshots struct {
+	storage.Storage
+	sn           storage.Snapshots
+	saves, bytes int
+	last         storage.Snapshot
+}
+
+func (c *countingSnapshots) Unwrap() storage.Storage { return c.Storage }
+
+func (c *countingSnapshots) SaveSnapshot(ctx context.Context, name string, s storage.Snapshot) error {
+	c.saves++
+	c.bytes += len(s.Data)
+	c.last = storage.Snapshot{Records: s.Records, Digest: s.Digest}
+	return c.sn.SaveSnapshot(ctx, name, s)
+}
+
+func (c *countingSnapshots) LoadSnapshot(ctx context.Context, name string, withData bool) (storage.Snapshot, error) {
+	return c.sn.LoadSnapshot(ctx, name, withData)
+}
+
+// TestSnapshotBytesFollowSize: a long-lived process (Run) saves while its
+// snapshots sum to at most SnapshotBytes times the newest (a geometric
+// series) instead of one per ask, and Run's checkpoint leaves a snapshot
+// of every record; a process that stops without one (a kill) leaves its
+// newest snapshot for the next process to restore. SnapshotEveryAsk, the
+// one-ask-per-process rule, writes several times more on the same study:
+// the bound is what tells the rules apart.
+func TestSnapshotBytesFollowSize(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := snapshotConfig("bkb")
+	cfg.Budget = 160
+	f := snapshotObjective(false)
+	objective := func(_ context.Context, tr *Trial) (float64, error) { return f(tr), nil }
+	open := func(t *testing.T, path string) *countingSnapshots {
+		st, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		sn, ok := storage.As[storage.Snapshots](st)
+		if !ok {
+			t.Fatal("the journal keeps no snapshots")
+		}
+		return &countingSnapshots{Storage: st, sn: sn}
+	}
+	run := func(t *testing.T, opts Options) (*countingSnapshots, *Study) {
+		c := open(t, filepath.Join(t.TempDir(), "s.jsonl"))
+		s, err := Create(ctx, c, "s", cfg, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Saves as if they cost nothing against the policy: what is left
+		// is the rule of each mode (the time rule depends on the machine).
+		s.saveEvery = 0
+		if err := s.Optimize(ctx, objective, 0); err != nil {
+			t.Fatal(err)
+		}
+		return c, s
+	}
+	long, s := run(t, Options{})
+	final, err := long.sn.LoadSnapshot(ctx, "s", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if final.Records != len(s.records) {
+		t.Errorf("after Run the snapshot covers %d of %d records: no checkpoint", final.Records, len(s.records))
+	}
+	bound := (SnapshotBytes + 1) * len(final.Data)
+	t.Logf("long-lived: %d saves, %d bytes, %.1fx the last snapshot's %d bytes", long.saves, long.bytes, float64(long.bytes)/float64(len(final.Data)), len(final.Data))
+	if long.bytes > bound {
+		t.Errorf("a long-lived process saved %d bytes of snapshots, more than %d (%d times the last, %d bytes)", long.bytes, bound, SnapshotBytes+1, len(final.Data))
+	}
+	every, _ := run(t, Options{SnapshotEveryAsk: true})
+	t.Logf("every ask: %d saves, %d bytes", every.saves, every.bytes)
+	if every.bytes < 4*long.bytes {
+		t.Errorf("SnapshotEveryAsk saved %d bytes, the long-lived rule %d: the rules do not differ", every.bytes, long.bytes)
+	}
+
+	// A kill: asks and tells by a Study that never checkpoints.
+	path := filepath.Join(t.TempDir(), "k.jsonl")
+	c := open(t, path)
+	killed, err := Create(ctx, c, "s", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed.saveEvery = 0
+	runTrials(t, killed, 120, f, false)
+	if c.saves == 0 || c.bytes > SnapshotBytes*killed.snapBytes {
+		t.Errorf("a process that never checkpoints saved %d snapshots, %d bytes, last %d", c.saves, c.bytes, killed.snapBytes)
+	}
+	again, err := Load(ctx, open(t, path), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eng, from := again.restore(ctx); eng == nil || from != c.last.Records {
+		t.Fatalf("the next process restored from record %d (engine %v), the newest snapshot covers %d", from, eng != nil, c.last.Records)
+	}
+}

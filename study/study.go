@@ -129,6 +129,16 @@ type Options struct {
 	// more than a second, with the records done and the total, about
 	// every 100 ms (and once more at the end).
 	Progress func(done, total int)
+	// SnapshotEveryAsk saves a snapshot after every ask whose policy step
+	// costs more than the save (SnapshotEvery times), for a process that
+	// makes one ask and exits (the bkb ask command): the next process then
+	// restores it instead of replaying. Without it, a long-lived process
+	// (an optimization loop, a worker, the server) saves when the records
+	// have grown by an eighth since its newest snapshot, or after
+	// MaxReplaySeconds of policy time, and Checkpoint saves the rest: the
+	// snapshots written over a study's life then total about nine times
+	// the last one, not one per ask (docs/long-studies.md).
+	SnapshotEveryAsk bool
 }
 
 // Trial is a point handed out for evaluation.
@@ -199,6 +209,14 @@ type Study struct {
 	// snapPolicy is the engine's policy time at the newest snapshot this
 	// process saved or restored, saveCost the seconds its last save took.
 	snapPolicy, saveCost float64
+	// snapRecords is the number of records the newest snapshot this
+	// process saved or restored covers (0: none).
+	snapRecords int
+	// written is the bytes of the snapshots this process saved.
+	written int
+	// saveEvery is engine.SnapshotEvery (snapshotDue); a test sets 0 to
+	// see the other rules alone.
+	saveEvery float64
 	// snapBytes is the size of the newest snapshot's data this process
 	// saved or restored: the next encoding starts with that much room.
 	snapBytes int
@@ -339,7 +357,8 @@ func withBudget(opts []Options, budget int) Options {
 }
 
 func newStudy(st storage.Storage, name string, cfg Config, opts []Options) *Study {
-	s := &Study{st: st, name: name, cfg: cfg, stored: cfg, started: map[int]time.Time{}, owner: map[int]string{}}
+	s := &Study{st: st, name: name, cfg: cfg, stored: cfg, started: map[int]time.Time{}, owner: map[int]string{},
+		saveEvery: engine.SnapshotEvery}
 	if len(opts) > 0 {
 		s.opts = opts[0]
 	}

@@ -140,11 +140,13 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// that outlives this one: they name no worker, so they are never
 	// taken for the trials of a stopped worker. Trials a killed optimize
 	// run left pending are handed out again.
-	s, _, closeStore, err := loadStudy(ctx, w, withNotes(study.Options{Worker: "external", Stale: study.Requeue, Budget: *budget}, stderr))
+	s, _, closeStore, err := loadStudy(ctx, w, withNotes(study.Options{Worker: "external", Stale: study.Requeue, Budget: *budget, SnapshotEveryAsk: true}, stderr))
 	if err != nil {
 		return err
 	}
 	defer closeStore()
+	// One process per ask (or per --count asks): each due ask saves a
+	// snapshot (SnapshotEveryAsk), so that the next process restores it.
 	space := s.Config().Space
 	for k := 0; k < *count; k++ {
 		t, err := s.Ask(ctx)
