@@ -90,6 +90,11 @@ const (
 // AddCandidates, when it lands, would let the global set keep its means
 // and variances current instead; see docs/optimizer.md.)
 type refiner struct {
+	// batchable says that the acquisition of the ask under way is score
+	// at the DTC's prediction (scoreBatch); batchM and batchV are
+	// scoreBatch's scratch. None of them is state between asks.
+	batchable      bool
+	batchM, batchV []float64
 	cfg *Config
 	dom candidates.Domain
 	// cond is the space's compiled conditions, nil without any; with

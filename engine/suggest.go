@@ -50,12 +50,29 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 		v float64
 	}
 	var cs []cand
-	add := func(x []float64) { cs = append(cs, cand{x, acq(x)}) }
+	// The candidates of the pool and of each trust region are scored
+	// together where the posterior allows (scoreBatch): the same floats,
+	// in the same order, as one at a time.
+	var group [][]float64
+	flush := func() {
+		for i, v := range r.scoreBatch(group, acq, score) {
+			cs = append(cs, cand{group[i], v})
+		}
+		group = group[:0]
+	}
+	add := func(x []float64) {
+		if r.batchable {
+			group = append(group, x)
+			return
+		}
+		cs = append(cs, cand{x, acq(x)})
+	}
 	// seen holds the candidates of a conditional space, which are
 	// canonicalized and kept once (nil without conditions).
 	var seen map[string]bool
 	if r.cond != nil {
 		acq, seen = r.conditionalAcq(acq), map[string]bool{}
+		r.batchable = false
 		add = func(x []float64) {
 			r.cond.CanonicalizeEncoded(x)
 			if k := PointKey(x); !seen[k] {
@@ -90,6 +107,7 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 	for _, x := range r.pool {
 		add(x)
 	}
+	flush()
 	var weights []float64
 	if r.hp != nil {
 		weights = candidates.ARDWeights(r.hp.LengthScales)
@@ -102,6 +120,7 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 		for i := 0; i < k; i++ {
 			add(m.RawRowView(i))
 		}
+		flush()
 		return nil
 	}
 	if r.restartDue {
@@ -362,6 +381,7 @@ func (r *refiner) incumbent(e *Engine) []float64 {
 // failed evaluation the standard deviation shrinks by sqrt(1 - rho^2) for
 // the prior correlation rho of the two points.
 func (r *refiner) acquisition(e *Engine, avoid [][]float64, rng *rand.Rand) (acq func(x []float64) float64, score func(x []float64, m, v float64) float64, err error) {
+	r.batchable = false
 	t := len(e.succ)
 	beta, _, err := r.cfg.betaSchedule()
 	if err != nil {
@@ -475,7 +495,38 @@ func (r *refiner) acquisition(e *Engine, avoid [][]float64, rng *rand.Rand) (acq
 		m, v := r.predict(x)
 		return score(x, m, v)
 	}
+	// Without pending trials acq is score at the posterior's prediction,
+	// which scoreBatch makes for many points at once.
+	r.batchable = r.dtc != nil && cond == nil
 	return acq, score, nil
+}
+
+// scoreBatch returns acq at each of xs, in order: with r.batchable,
+// score at the DTC's predictions made by gp.DTC.PredictBatch (the floats
+// of Predict, about 1.4x faster for an ask's hundreds of candidates late
+// in a long study), else acq one point at a time.
+func (r *refiner) scoreBatch(xs [][]float64, acq func([]float64) float64, score func(x []float64, m, v float64) float64) []float64 {
+	n := len(xs)
+	out := make([]float64, n)
+	if n == 0 {
+		return out
+	}
+	if r.batchable {
+		if cap(r.batchM) < n {
+			r.batchM, r.batchV = make([]float64, n), make([]float64, n)
+		}
+		ms, vs := r.batchM[:n], r.batchV[:n]
+		if err := r.dtc.PredictBatch(xs, ms, vs); err == nil {
+			for i, x := range xs {
+				out[i] = score(x, ms[i], r.lambda*vs[i])
+			}
+			return out
+		}
+	}
+	for i, x := range xs {
+		out[i] = acq(x)
+	}
+	return out
 }
 
 // unexplained is the mean, over the global space-filling set, of the

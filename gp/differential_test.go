@@ -481,11 +481,13 @@ func runDiff(t *testing.T, c diffCase, fail func(string, ...any)) (res diffResul
 	gm := append([]float64(nil), g.Means()...)
 	gv := append([]float64(nil), g.Variances()...)
 	var pe float64
+	predM, predV := make([]float64, len(q)), make([]float64, len(q))
 	for j, x := range q {
 		mu, v, err := g.Predict(x)
 		if err != nil {
 			fail("%v", err)
 		}
+		predM[j], predV[j] = mu, v
 		if j < c.a {
 			e := math.Max(math.Abs(mu-gm[j])/ymax, math.Abs(v-gv[j])/(g.r.kdiag[j]/c.lambda))
 			pe = math.Max(pe, e)
@@ -494,6 +496,18 @@ func runDiff(t *testing.T, c diffCase, fail func(string, ...any)) (res diffResul
 		}
 	}
 	res.predictErr = pe
+	// PredictBatch: Predict's floats, bit for bit (twins of inducing
+	// points among q take Embed's own path).
+	bm, bv := make([]float64, len(q)), make([]float64, len(q))
+	if err := g.PredictBatch(q, bm, bv); err != nil {
+		fail("PredictBatch: %v", err)
+	}
+	for j := range q {
+		if math.Float64bits(bm[j]) != math.Float64bits(predM[j]) || math.Float64bits(bv[j]) != math.Float64bits(predV[j]) {
+			fail("PredictBatch at point %d: (%v, %v), Predict (%v, %v)", j, bm[j], bv[j], predM[j], predV[j])
+			break
+		}
+	}
 	for _, i := range g.observed {
 		if !(g.r.vari[i] > 0) {
 			res.zeroVar++

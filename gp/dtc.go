@@ -166,6 +166,11 @@ type DTC struct {
 	want                     []bool // scratch flags of SetDictionary
 	remBuf, addBuf, orderBuf []int
 	condJitter               int // jitter of ConditionalVariances' factorizations
+
+	// PredictBatch's scratch: a group's embeddings and V-solves.
+	batchBuf       [][]float64
+	batchZ, batchQ [][]float64
+	batchIdx       [predictGroup]int
 }
 
 // observePass is the per-observation pass over all rows (see observeRow).
@@ -687,6 +692,73 @@ func (g *DTC) Predict(x []float64) (mean, variance float64, err error) {
 	}
 	return dot(z, g.beta), math.Max(res/g.lambda+dot(q, q), 0), nil
 }
+
+// PredictBatch writes Predict(xs[i]) into mean[i] and variance[i], the
+// same floats, with the triangular solves of up to predictGroup points
+// made together (chol.Factor.SolveLMulti reads each row of a factor once
+// for the group): the candidates of an ask are scored about 1.4x faster
+// at m = 575 than one at a time. It stops at the first point that is not
+// of the posterior's dimension or not finite.
+func (g *DTC) PredictBatch(xs [][]float64, mean, variance []float64) error {
+	if len(mean) < len(xs) || len(variance) < len(xs) {
+		return fmt.Errorf("gp: PredictBatch: %d points, %d means and %d variances", len(xs), len(mean), len(variance))
+	}
+	m := g.ny.Size()
+	for lo := 0; lo < len(xs); lo += predictGroup {
+		hi := min(lo+predictGroup, len(xs))
+		zs, qs := g.batchZ[:0], g.batchQ[:0]
+		var res [predictGroup]float64
+		for i := lo; i < hi; i++ {
+			if err := checkPoint(xs[i], g.dim); err != nil {
+				return err
+			}
+			if g.ny.twinRows && g.ny.twin(xs[i]) >= 0 {
+				// Embed's own path (the row of L): one at a time.
+				var err error
+				if mean[i], variance[i], err = g.Predict(xs[i]); err != nil {
+					return err
+				}
+				continue
+			}
+			k := len(zs)
+			if k >= len(g.batchBuf) {
+				g.batchBuf = append(g.batchBuf, nil)
+			}
+			buf := g.buf(&g.batchBuf[k], 2*m)
+			z := buf[:m]
+			g.ny.KernelColumn(z, xs[i])
+			zs = append(zs, z)
+			qs = append(qs, buf[m:2*m])
+			g.batchIdx[k] = i
+		}
+		g.ny.l.SolveLMulti(zs)
+		for k, z := range zs {
+			// Embed's residual and Predict's copy of z, as they compute them.
+			var ss float64
+			for _, v := range z {
+				ss += v * v
+			}
+			res[k] = kernel.Diag(g.ny.k, xs[g.batchIdx[k]]) - ss
+			copy(qs[k], z)
+		}
+		g.vf.SolveLMulti(qs)
+		for k, z := range zs {
+			i, q := g.batchIdx[k], qs[k]
+			mean[i] = dot(z, g.beta)
+			if g.ny.legacy {
+				variance[i] = math.Max(res[k], 0)/g.lambda + dot(q, q)
+			} else {
+				variance[i] = math.Max(res[k]/g.lambda+dot(q, q), 0)
+			}
+		}
+		g.batchZ, g.batchQ = zs[:0], qs[:0]
+	}
+	return nil
+}
+
+// predictGroup is the number of points PredictBatch solves together (8:
+// BenchmarkSolveLMulti in internal/chol is flat from 8 to 32).
+const predictGroup = 8
 
 // CoreOptions are the numerics of a DTC's exact core that stored studies
 // of older configuration versions replay with (SetLegacyCore,
