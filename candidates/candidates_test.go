@@ -446,3 +446,58 @@ func TestUCB(t *testing.T) {
 		t.Errorf("UCB on an error = %v, want NaN", got)
 	}
 }
+
+// TestPolishBatchSameResult: with Batch, the finite-difference gradient's
+// points are evaluated in one call, and Polish returns the same point and
+// value, bit for bit, after the same number of evaluations, on a mixed
+// domain (points at the box's faces included) and on Branin.
+func TestPolishBatchSameResult(t *testing.T) {
+	t.Parallel()
+	dom := mixedDomain()
+	quad := func(x []float64) float64 {
+		a, b := x[0]-0.3+0.1*x[2], x[5]-1.2
+		return -(3*a*a + a*b + 2*b*b) + x[6] + math.Sin(7*x[0])
+	}
+	for _, tc := range []struct {
+		name string
+		f    func([]float64) float64
+		dom  Domain
+	}{
+		{"mixed", quad, dom},
+		{"branin", negBranin, Domain{Coords: []Coord{Continuous(), Continuous()}}},
+	} {
+		rng := rand.New(rand.NewPCG(4, 5))
+		x0 := make([]float64, tc.dom.Dim())
+		for trial := range 10 {
+			tc.dom.Random(x0, rng)
+			if trial == 0 {
+				for _, i := range tc.dom.ContinuousIndices() {
+					x0[i] = 1 // every continuous coordinate on a face
+				}
+			}
+			var one, batched, batches int
+			f1 := func(x []float64) float64 { one++; return tc.f(x) }
+			f2 := func(x []float64) float64 { batched++; return tc.f(x) }
+			batch := func(xs [][]float64, out []float64) {
+				batches++
+				for i, x := range xs {
+					out[i] = f2(x)
+				}
+			}
+			x, v, err := Polish(f1, x0, tc.dom, PolishOptions{MaxEvals: 200})
+			if err != nil {
+				t.Fatal(err)
+			}
+			xb, vb, err := Polish(f2, x0, tc.dom, PolishOptions{MaxEvals: 200, Batch: batch})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Float64bits(v) != math.Float64bits(vb) || !slices.Equal(x, xb) || one != batched {
+				t.Fatalf("%s, start %v: %v at %v after %d evaluations, with Batch %v at %v after %d", tc.name, x0, v, x, one, vb, xb, batched)
+			}
+			if batches == 0 {
+				t.Fatalf("%s: Batch was never called", tc.name)
+			}
+		}
+	}
+}

@@ -217,8 +217,12 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 				far++
 			}
 		}
+		var polishBatch func(xs [][]float64, out []float64)
+		if r.batchable {
+			polishBatch = func(xs [][]float64, out []float64) { copy(out, r.scoreBatch(xs, acq, score)) }
+		}
 		for _, s := range starts {
-			p, v, err := candidates.Polish(acq, s, r.dom, candidates.PolishOptions{MaxEvals: polishEvals})
+			p, v, err := candidates.Polish(acq, s, r.dom, candidates.PolishOptions{MaxEvals: polishEvals, Batch: polishBatch})
 			if err != nil {
 				return nil, err
 			}
