@@ -95,8 +95,8 @@ type refiner struct {
 	// scoreBatch's scratch. None of them is state between asks.
 	batchable      bool
 	batchM, batchV []float64
-	cfg *Config
-	dom candidates.Domain
+	cfg            *Config
+	dom            candidates.Domain
 	// cond is the space's compiled conditions, nil without any; with
 	// them every candidate is canonicalized (condition.go).
 	cond   *space.Plan
