@@ -242,6 +242,18 @@ var migrations = []string{
 	// their float64 tables do not compress, and on a study of 10,000
 	// trials (a 39 MB snapshot) the attempt made a save a third slower.
 	`ALTER TABLE bkb_snapshots ALTER COLUMN data SET STORAGE EXTERNAL;`,
+	// 6: snapshots in content-defined chunks kept by their SHA-256
+	// (internal/cdc), so that a save writes the chunks that changed, not
+	// the whole snapshot: bkb_snapshots.chunks lists a snapshot's chunk
+	// hashes in order (data is then empty).
+	`CREATE TABLE bkb_snapshot_chunks (
+		study_id bigint NOT NULL REFERENCES bkb_studies (id) ON DELETE CASCADE,
+		hash     bytea NOT NULL,
+		data     bytea NOT NULL,
+		PRIMARY KEY (study_id, hash)
+	);
+	ALTER TABLE bkb_snapshot_chunks ALTER COLUMN data SET STORAGE EXTERNAL;
+	ALTER TABLE bkb_snapshots ADD COLUMN chunks bytea;`,
 }
 
 // SchemaVersion is the schema version this package creates.

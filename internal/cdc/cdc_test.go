@@ -1,0 +1,101 @@
+package cdc
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+)
+
+func randomBytes(rng *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
+}
+
+// TestSplitReassembles: the chunks concatenate to the input and respect
+// the size bounds, for empty, short and long inputs, and constant ones
+// (where no cut is content-defined: every chunk is MaxSize).
+func TestSplitReassembles(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, b := range [][]byte{nil, {7}, randomBytes(rng, MinSize), randomBytes(rng, MinSize+1), randomBytes(rng, 3<<20), make([]byte, 1<<20)} {
+		cs := Split(b)
+		var joined []byte
+		for i, c := range cs {
+			if len(c.Data) > MaxSize || (len(c.Data) < MinSize && i < len(cs)-1) {
+				t.Fatalf("chunk %d of %d has %d bytes", i, len(cs), len(c.Data))
+			}
+			joined = append(joined, c.Data...)
+		}
+		if !bytes.Equal(joined, b) {
+			t.Fatalf("the chunks of %d bytes do not reassemble", len(b))
+		}
+	}
+}
+
+// TestSplitSharesUnchanged: after an insertion and an overwrite in a
+// 4 MB string, all but a few chunks are shared with the original's (by
+// hash), and the bytes in new chunks are a small share: what a store
+// keeping chunks by hash writes.
+func TestSplitSharesUnchanged(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(2, 2))
+	a := randomBytes(rng, 4<<20)
+	b := append(append(append([]byte(nil), a[:1<<20]...), randomBytes(rng, 100)...), a[1<<20:]...)
+	copy(b[3<<20:], randomBytes(rng, 1000))
+	old := map[[32]byte]bool{}
+	for _, c := range Split(a) {
+		old[c.Hash] = true
+	}
+	newBytes := 0
+	for _, c := range Split(b) {
+		if !old[c.Hash] {
+			newBytes += len(c.Data)
+		}
+	}
+	// Two changes each dirty the chunk they fall in and perhaps the next:
+	// at most 4 chunks of at most MaxSize, and in practice about 2 average
+	// chunks.
+	if newBytes > 4*MaxSize || newBytes == 0 {
+		t.Fatalf("%d of %d bytes are in new chunks", newBytes, len(b))
+	}
+	t.Logf("%d of %d bytes in new chunks", newBytes, len(b))
+}
+
+// TestCutsFixed: the cuts of a fixed input never change (stored chunks
+// are found by them): the lengths of the first chunks of a seeded input.
+func TestCutsFixed(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 3))
+	b := randomBytes(rng, 1<<20)
+	var got []int
+	for _, c := range Split(b)[:4] {
+		got = append(got, len(c.Data))
+	}
+	if want := []int{23201, 84359, 17918, 99994}; !equal(got, want) {
+		t.Fatalf("first chunk lengths %v, want %v", got, want)
+	}
+}
+
+func equal(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func BenchmarkSplit(b *testing.B) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	data := randomBytes(rng, 43<<20)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		Split(data)
+	}
+}
