@@ -277,7 +277,7 @@ func (d *Dir) ListStudies(ctx context.Context) ([]Header, error) {
 }
 
 // DeleteStudy implements [Catalog]: it removes the journal, its
-// attribute file and its snapshot. A worker process that still has the journal open keeps
+// attribute file and its snapshot (its list file and chunks). A worker process that still has the journal open keeps
 // writing to the removed file.
 func (d *Dir) DeleteStudy(ctx context.Context, name string) error {
 	if _, err := d.Study(ctx, name); err != nil {
@@ -297,6 +297,11 @@ func (d *Dir) DeleteStudy(ctx context.Context, name string) error {
 		if err := os.Remove(side); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("storage: delete study %q: %w", name, err)
 		}
+	}
+	// The snapshot's chunks (a directory this package made; a link in
+	// its place is removed, not followed).
+	if err := os.RemoveAll(SnapshotChunksPath(path)); err != nil {
+		return fmt.Errorf("storage: delete study %q: %w", name, err)
 	}
 	syncDir(path)
 	return nil

@@ -48,8 +48,14 @@ type Snapshots interface {
 	LoadSnapshot(ctx context.Context, name string, withData bool) (Snapshot, error)
 }
 
-// snapshotMagic starts a snapshot file; the digit is the file layout.
-const snapshotMagic = "BKBSNAP1\n"
+// snapshotMagic starts a snapshot file written whole (layout 1, read
+// only); chunkedMagic a snapshot file of layout 2, which lists the
+// content-defined chunks (internal/cdc) of the data, kept as files of the
+// directory SnapshotChunksPath by their SHA-256.
+const (
+	snapshotMagic = "BKBSNAP1\n"
+	chunkedMagic  = "BKBSNAP2\n"
+)
 
 // maxSnapshotMeta bounds the readable part read from a file.
 const maxSnapshotMeta = 1 << 24
@@ -57,6 +63,10 @@ const maxSnapshotMeta = 1 << 24
 // SnapshotPath is the file in which a [JournalStore] keeps the snapshot of
 // the journal at path.
 func SnapshotPath(path string) string { return path + ".snapshot" }
+
+// SnapshotChunksPath is the directory of the chunks of the snapshot of the
+// journal at path (layout 2: a save writes the chunks that changed).
+func SnapshotChunksPath(path string) string { return path + ".snapshot.chunks" }
 
 // encodeSnapshotFile lays s out as a file, in parts so that the data (tens
 // of MB) is not copied: magic, the meta's length and bytes, Records,
@@ -143,22 +153,23 @@ func readSnapshotFile(f *os.File, withData bool) (Snapshot, error) {
 	return s, nil
 }
 
-// writeFileAtomic writes the parts to path through a new file beside it, renamed
-// over path: a reader sees the old file or the new one. An existing path
-// that is not a regular file (a link, a directory, a device) is refused,
-// so the write never follows a link onto a user's file. Its mode is
-// 0666 less the umask. It is not synced: a snapshot lost in a crash is
-// replaced by a replay, and a damaged one fails its checksum.
-func writeFileAtomic(path string, parts [][]byte) error {
+// writeFileVia writes the parts to path through a new file named after
+// base (tempPrefix(base), in base's directory, on path's file system),
+// renamed over path: a reader sees the old file or the new one. An
+// existing path that is not a regular file (a link, a directory, a
+// device) is refused, so the write never follows a link onto a user's
+// file. Its mode is 0666 less the umask. It is not synced: a snapshot
+// lost in a crash is replaced by a replay, and a damaged one fails its
+// checksum.
+func writeFileVia(base, path string, parts [][]byte) error {
 	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
 		return fmt.Errorf("storage: %s exists and is not a regular file: no snapshot written", path)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	removeDeadTemps(path)
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:])
-	tmp := fmt.Sprintf("%s%d-%s", tempPrefix(path), os.Getpid(), hex.EncodeToString(nonce[:]))
+	tmp := fmt.Sprintf("%s%d-%s", tempPrefix(base), os.Getpid(), hex.EncodeToString(nonce[:]))
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
 		return err
@@ -186,7 +197,7 @@ func writeFileAtomic(path string, parts [][]byte) error {
 // store's locks: a study saves and loads its snapshot while it holds
 // them (within Update).
 func (s *JournalStore) SaveSnapshot(_ context.Context, _ string, snap Snapshot) error {
-	return writeFileAtomic(SnapshotPath(s.path), encodeSnapshotFile(snap))
+	return saveChunked(s.path, snap)
 }
 
 // LoadSnapshot implements [Snapshots], without locks (see SaveSnapshot).
@@ -207,11 +218,30 @@ func (s *JournalStore) LoadSnapshot(_ context.Context, _ string, withData bool) 
 		return Snapshot{}, err
 	}
 	defer f.Close()
+	magic := make([]byte, len(chunkedMagic))
+	if _, err := io.ReadFull(f, magic); err == nil && string(magic) == chunkedMagic {
+		b, err := readRegular(p, 1<<30)
+		if err != nil {
+			return Snapshot{}, err
+		}
+		snap, err := loadChunked(p, SnapshotChunksPath(s.path), b, withData)
+		if err != nil && withData && errors.Is(err, fs.ErrNotExist) {
+			// A chunk removed by a save that replaced the list twice
+			// while this read it: read the new list once.
+			if b, err2 := readRegular(p, 1<<30); err2 == nil {
+				snap, err = loadChunked(p, SnapshotChunksPath(s.path), b, withData)
+			}
+		}
+		return snap, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return Snapshot{}, err
+	}
 	return readSnapshotFile(f, withData)
 }
 
 // tempPrefix is the start of the names of the temporary files that
-// writeFileAtomic writes for path: ".NAME.tmp-PID-NONCE" beside it.
+// writeFileVia writes for path: ".NAME.tmp-PID-NONCE" beside it.
 func tempPrefix(path string) string {
 	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
 }

@@ -196,7 +196,15 @@ func TestSnapshotFallbacks(t *testing.T) {
 			}
 			runTrials(t, s, 30, f, false)
 			forceSnapshot(s)
+			// The other study's snapshot whole: its list and its chunks.
 			if err := os.Rename(storage.SnapshotPath(other), p); err != nil {
+				t.Fatal(err)
+			}
+			chunks := strings.TrimSuffix(p, ".snapshot") + ".snapshot.chunks"
+			if err := os.RemoveAll(chunks); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(storage.SnapshotChunksPath(other), chunks); err != nil {
 				t.Fatal(err)
 			}
 		}, "records differ"},
