@@ -17,23 +17,23 @@ import (
 
 // A snapshot of layout 2 is a small file, SnapshotPath, that lists the
 // content-defined chunks of its data (internal/cdc), and the chunks, one
-// file per chunk named by its SHA-256 in hexadecimal, in the directory
-// SnapshotChunksPath. A save writes the chunks the directory lacks, then
-// the list (through a new file renamed over the old: a reader sees the
-// old list or the new one), then removes the chunks that neither the new
-// list nor the one it replaced names. On a 10,000-trial study an ask
+// file per chunk named by its ID in hexadecimal, in the directory
+// SnapshotChunksPath. A save writes the chunks that differ from the
+// previous list's (cdc.Split), then the list (through a new file renamed
+// over the old: a reader sees the old list or the new one), then removes
+// the chunks that neither the new list nor the one it replaced names. On a 10,000-trial study an ask
 // changes about 2 MB of a 43 MB snapshot: the whole file was rewritten
 // before (docs/long-studies.md).
 //
 // The list file: chunkedMagic, the meta's length and bytes, Records,
 // Digest, the data's length and CRC-32C, the number of chunks and their
-// hashes, then the CRC-32C of all that.
+// refs (cdc.AppendRef), then the CRC-32C of all that.
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+var castagnoli = cdc.Castagnoli
 
 // encodeChunkList lays out the list file of s cut into chunks.
-func encodeChunkList(s Snapshot, chunks []cdc.Chunk) []byte {
-	b := make([]byte, 0, len(chunkedMagic)+len(s.Meta)+80+32*len(chunks))
+func encodeChunkList(s Snapshot, chunks []cdc.Ref) []byte {
+	b := make([]byte, 0, len(chunkedMagic)+len(s.Meta)+80+cdc.RefSize*len(chunks))
 	b = append(b, chunkedMagic...)
 	b = binary.LittleEndian.AppendUint64(b, uint64(len(s.Meta)))
 	b = append(b, s.Meta...)
@@ -43,18 +43,17 @@ func encodeChunkList(s Snapshot, chunks []cdc.Chunk) []byte {
 	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(s.Data, castagnoli))
 	b = binary.LittleEndian.AppendUint64(b, uint64(len(chunks)))
 	for _, c := range chunks {
-		b = append(b, c.Hash[:]...)
+		b = cdc.AppendRef(b, c)
 	}
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
 // chunkList is a decoded list file.
 type chunkList struct {
-	snap    Snapshot // without Data
-	size    uint64   // the data's length
-	sum     uint32   // and CRC-32C
-	hashes  [][32]byte
-	maxSize int
+	snap Snapshot // without Data
+	size uint64   // the data's length
+	sum  uint32   // and CRC-32C
+	refs []cdc.Ref
 }
 
 // decodeChunkList reads a list file's bytes (name for errors).
@@ -99,12 +98,19 @@ func decodeChunkList(name string, b []byte) (chunkList, error) {
 	}
 	l.sum = binary.LittleEndian.Uint32(sum[:])
 	k, ok := u64()
-	if !ok || k != uint64(r.Len())/32 || uint64(r.Len())%32 != 0 || l.size > k*cdc.MaxSize {
+	rest := body[len(body)-r.Len():]
+	if !ok || k != uint64(len(rest))/cdc.RefSize {
 		return bad("chunk list disagrees with the file")
 	}
-	l.hashes = make([][32]byte, k)
-	for i := range l.hashes {
-		io.ReadFull(r, l.hashes[i][:])
+	if l.refs, ok = cdc.ParseRefs(rest); !ok {
+		return bad("chunk list disagrees with the file")
+	}
+	var total uint64
+	for _, c := range l.refs {
+		total += uint64(c.Len)
+	}
+	if total != l.size {
+		return bad("chunk lengths disagree with the data's")
 	}
 	return l, nil
 }
@@ -139,23 +145,29 @@ func loadChunked(name, dir string, b []byte, withData bool) (Snapshot, error) {
 	// The buffer's spare capacity holds the study's next snapshot (see
 	// readSnapshotFile).
 	data := make([]byte, 0, l.size+l.size/16+1<<16)
-	for _, h := range l.hashes {
-		p := filepath.Join(dir, hex.EncodeToString(h[:]))
+	for _, c := range l.refs {
+		p := filepath.Join(dir, hex.EncodeToString(c.ID[:]))
 		f, err := os.Open(p)
 		if err != nil {
 			return Snapshot{}, fmt.Errorf("storage: snapshot %s: a chunk is missing: %w", name, err)
 		}
 		fi, err := f.Stat()
-		if err == nil && (!fi.Mode().IsRegular() || uint64(len(data))+uint64(fi.Size()) > l.size) {
+		if err == nil && (!fi.Mode().IsRegular() || fi.Size() != int64(c.Len)) {
 			err = errors.New("not a chunk of this snapshot")
 		}
 		if err == nil {
-			n := int(fi.Size())
+			n := int(c.Len)
 			_, err = io.ReadFull(f, data[len(data):len(data)+n])
 			data = data[:len(data)+n]
+			if err == nil && crc32.Checksum(data[len(data)-n:], castagnoli) != c.Sum {
+				err = errors.New("checksum mismatch (a damaged chunk)")
+			}
 		}
 		f.Close()
 		if err != nil {
+			// A damaged chunk is removed, so that the next save writes
+			// it again instead of listing it as unchanged.
+			os.Remove(p)
 			return Snapshot{}, fmt.Errorf("storage: snapshot %s: chunk %s: %w", name, p, err)
 		}
 	}
@@ -179,12 +191,15 @@ func saveChunked(path string, s Snapshot) error {
 		return fmt.Errorf("storage: %s exists and is not a directory: no snapshot written", dir)
 	}
 	// The chunks the list being replaced names are kept for the readers
-	// that read it just before.
+	// that read it just before; its refs find the chunks that did not
+	// change.
+	var prev []cdc.Ref
 	keep := map[string]bool{}
 	if b, err := readRegular(list, 1<<30); err == nil {
 		if l, err := decodeChunkList(list, b); err == nil {
-			for _, h := range l.hashes {
-				keep[hex.EncodeToString(h[:])] = true
+			prev = l.refs
+			for _, c := range prev {
+				keep[hex.EncodeToString(c.ID[:])] = true
 			}
 		}
 	}
@@ -199,12 +214,12 @@ func saveChunked(path string, s Snapshot) error {
 		}
 	}
 	removeDeadTemps(list)
-	chunks := cdc.Split(s.Data)
+	chunks := cdc.Split(s.Data, prev)
 	for _, c := range chunks {
-		name := hex.EncodeToString(c.Hash[:])
+		name := hex.EncodeToString(c.ID[:])
 		keep[name] = true
 		if have[name] {
-			continue
+			continue // a chunk of the previous list (or of this one, twice)
 		}
 		if err := writeFileVia(list, filepath.Join(dir, name), [][]byte{c.Data}); err != nil {
 			return err
@@ -222,10 +237,10 @@ func saveChunked(path string, s Snapshot) error {
 	return nil
 }
 
-// isChunkName reports whether name is a chunk's: 64 lower-case
+// isChunkName reports whether name is a chunk's: 32 lower-case
 // hexadecimal digits (nothing else in the directory is removed).
 func isChunkName(name string) bool {
-	if len(name) != 64 {
+	if len(name) != 2*len(cdc.ID{}) {
 		return false
 	}
 	for _, c := range name {

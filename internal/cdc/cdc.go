@@ -2,9 +2,10 @@
 // where a rolling hash of the last bytes matches a mask, so that an
 // insertion or a change moves the cuts only near it, and two versions of
 // a large state that differ in a few places share every other chunk. A
-// store that keeps chunks by their SHA-256 then writes only what changed
-// (storage/postgres keeps engine snapshots so: a snapshot of a
-// 10,000-trial study is 43 MB, of which an ask changes about 2 MB).
+// store that keeps the chunks of a state and, on the next save, writes
+// only those that differ from the previous state's, writes what changed:
+// a snapshot of a 10,000-trial study is 43 MB, of which an ask changes
+// about 2 MB (docs/long-studies.md).
 //
 // The rolling hash is the Gear hash of FastCDC (Xia et al., USENIX ATC
 // 2016): h = (h << 1) + gear[b], whose top bits depend on the last 64
@@ -14,7 +15,10 @@
 // build, and because it is ten lines.
 package cdc
 
-import "crypto/sha256"
+import (
+	"crypto/rand"
+	"hash/crc32"
+)
 
 // Sizes of a chunk: at least MinSize bytes (the hash is not read before),
 // MaxSize at most, and about MinSize + 2^avgBits on average.
@@ -25,8 +29,7 @@ const (
 )
 
 // gear is a table of 256 fixed pseudo-random words (splitmix64 from 0):
-// the cuts, and so the chunks a store keeps, depend on it, so it never
-// changes.
+// the cuts depend on it, so it never changes.
 var gear = func() (t [256]uint64) {
 	var x uint64
 	for i := range t {
@@ -59,20 +62,80 @@ func Cut(b []byte) int {
 	return n
 }
 
-// Chunk is one chunk of a byte string: its bytes (a subslice of the
-// string) and their SHA-256.
-type Chunk struct {
-	Data []byte
-	Hash [32]byte
+// Castagnoli is the CRC-32C table (hardware on amd64 and arm64).
+var Castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// ID names a stored chunk: random for a chunk first stored, kept while a
+// later state holds the same bytes.
+type ID [16]byte
+
+// Ref is a chunk as a state's list holds it: its ID, length and CRC-32C.
+type Ref struct {
+	ID   ID
+	Len  uint32
+	Sum  uint32
+	Data []byte // the chunk's bytes (Split's result only)
+	New  bool   // no chunk of the previous state had its length and CRC
 }
 
-// Split cuts b into chunks, in order; their Data concatenate to b.
-func Split(b []byte) []Chunk {
-	var out []Chunk
+// RefSize is the size of an encoded Ref (AppendRef).
+const RefSize = 24
+
+// Split cuts b into chunks, in order (their Data concatenate to b). A
+// chunk with the length and CRC-32C of a chunk of prev (the previous
+// state's list) takes that chunk's ID: the store holds its bytes already
+// and need not write them. Any other chunk gets a new random ID and New.
+//
+// Two different chunks of one length with one CRC-32C would be taken for
+// one: about 2^-32 for each pair of such chunks (a few in a save of tens
+// of chunks against hundreds), and a store also keeps the CRC-32C of the
+// whole state and checks it when it reads the chunks, so that such a
+// match makes a read fail, never return a wrong state.
+func Split(b []byte, prev []Ref) []Ref {
+	type key struct{ n, sum uint32 }
+	known := make(map[key]ID, len(prev))
+	for _, r := range prev {
+		known[key{r.Len, r.Sum}] = r.ID
+	}
+	var out []Ref
 	for len(b) > 0 {
 		n := Cut(b)
-		out = append(out, Chunk{Data: b[:n], Hash: sha256.Sum256(b[:n])})
+		r := Ref{Len: uint32(n), Sum: crc32.Checksum(b[:n], Castagnoli), Data: b[:n]}
+		if id, ok := known[key{r.Len, r.Sum}]; ok {
+			r.ID = id
+		} else {
+			_, _ = rand.Read(r.ID[:])
+			r.New = true
+			known[key{r.Len, r.Sum}] = r.ID // a chunk twice in b is stored once
+		}
+		out = append(out, r)
 		b = b[n:]
 	}
 	return out
+}
+
+// AppendRef appends r's ID, length and CRC-32C (RefSize bytes).
+func AppendRef(dst []byte, r Ref) []byte {
+	dst = append(dst, r.ID[:]...)
+	dst = append(dst, byte(r.Len), byte(r.Len>>8), byte(r.Len>>16), byte(r.Len>>24))
+	return append(dst, byte(r.Sum), byte(r.Sum>>8), byte(r.Sum>>16), byte(r.Sum>>24))
+}
+
+// ParseRefs decodes a list of encoded Refs (false if its length is not
+// a multiple of RefSize or a length exceeds MaxSize).
+func ParseRefs(b []byte) ([]Ref, bool) {
+	if len(b)%RefSize != 0 {
+		return nil, false
+	}
+	out := make([]Ref, len(b)/RefSize)
+	for i := range out {
+		e := b[i*RefSize:]
+		copy(out[i].ID[:], e[:16])
+		out[i].Len = uint32(e[16]) | uint32(e[17])<<8 | uint32(e[18])<<16 | uint32(e[19])<<24
+		out[i].Sum = uint32(e[20]) | uint32(e[21])<<8 | uint32(e[22])<<16 | uint32(e[23])<<24
+		if out[i].Len == 0 || out[i].Len > MaxSize {
+			return nil, false
+		}
+	}
+	return out, true
 }

@@ -21,7 +21,7 @@ func TestSplitReassembles(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 1))
 	for _, b := range [][]byte{nil, {7}, randomBytes(rng, MinSize), randomBytes(rng, MinSize+1), randomBytes(rng, 3<<20), make([]byte, 1<<20)} {
-		cs := Split(b)
+		cs := Split(b, nil)
 		var joined []byte
 		for i, c := range cs {
 			if len(c.Data) > MaxSize || (len(c.Data) < MinSize && i < len(cs)-1) {
@@ -37,7 +37,7 @@ func TestSplitReassembles(t *testing.T) {
 
 // TestSplitSharesUnchanged: after an insertion and an overwrite in a
 // 4 MB string, all but a few chunks are shared with the original's (by
-// hash), and the bytes in new chunks are a small share: what a store
+// length and CRC-32C), and the bytes in new chunks are a small share: what a store
 // keeping chunks by hash writes.
 func TestSplitSharesUnchanged(t *testing.T) {
 	t.Parallel()
@@ -45,13 +45,9 @@ func TestSplitSharesUnchanged(t *testing.T) {
 	a := randomBytes(rng, 4<<20)
 	b := append(append(append([]byte(nil), a[:1<<20]...), randomBytes(rng, 100)...), a[1<<20:]...)
 	copy(b[3<<20:], randomBytes(rng, 1000))
-	old := map[[32]byte]bool{}
-	for _, c := range Split(a) {
-		old[c.Hash] = true
-	}
 	newBytes := 0
-	for _, c := range Split(b) {
-		if !old[c.Hash] {
+	for _, c := range Split(b, Split(a, nil)) {
+		if c.New {
 			newBytes += len(c.Data)
 		}
 	}
@@ -71,7 +67,7 @@ func TestCutsFixed(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	b := randomBytes(rng, 1<<20)
 	var got []int
-	for _, c := range Split(b)[:4] {
+	for _, c := range Split(b, nil)[:4] {
 		got = append(got, len(c.Data))
 	}
 	if want := []int{23201, 84359, 17918, 99994}; !equal(got, want) {
@@ -96,6 +92,34 @@ func BenchmarkSplit(b *testing.B) {
 	data := randomBytes(rng, 43<<20)
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		Split(data)
+		Split(data, nil)
+	}
+}
+
+// TestRefsRoundTrip: a list of refs encodes and decodes to itself; a
+// list of another length, or with a length out of range, is refused.
+func TestRefsRoundTrip(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(5, 5))
+	refs := Split(randomBytes(rng, 1<<20), nil)
+	var b []byte
+	for _, r := range refs {
+		b = AppendRef(b, r)
+	}
+	got, ok := ParseRefs(b)
+	if !ok || len(got) != len(refs) {
+		t.Fatalf("decoded %d refs (%v), encoded %d", len(got), ok, len(refs))
+	}
+	for i := range refs {
+		if got[i].ID != refs[i].ID || got[i].Len != refs[i].Len || got[i].Sum != refs[i].Sum {
+			t.Fatalf("ref %d: %+v, want %+v", i, got[i], refs[i])
+		}
+	}
+	if _, ok := ParseRefs(b[:len(b)-1]); ok {
+		t.Error("a truncated list decoded")
+	}
+	bad := AppendRef(nil, Ref{Len: MaxSize + 1})
+	if _, ok := ParseRefs(bad); ok {
+		t.Error("a ref longer than MaxSize decoded")
 	}
 }

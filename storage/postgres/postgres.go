@@ -242,10 +242,11 @@ var migrations = []string{
 	// their float64 tables do not compress, and on a study of 10,000
 	// trials (a 39 MB snapshot) the attempt made a save a third slower.
 	`ALTER TABLE bkb_snapshots ALTER COLUMN data SET STORAGE EXTERNAL;`,
-	// 6: snapshots in content-defined chunks kept by their SHA-256
-	// (internal/cdc), so that a save writes the chunks that changed, not
-	// the whole snapshot: bkb_snapshots.chunks lists a snapshot's chunk
-	// hashes in order (data is then empty).
+	// 6: snapshots in content-defined chunks (internal/cdc), so that a
+	// save writes the chunks that changed, not the whole snapshot:
+	// bkb_snapshots.chunks holds the data's CRC-32C and its chunk list
+	// (cdc.Ref: ID, length, CRC-32C), data is then empty, and
+	// bkb_snapshot_chunks the chunks by ID (column hash).
 	`CREATE TABLE bkb_snapshot_chunks (
 		study_id bigint NOT NULL REFERENCES bkb_studies (id) ON DELETE CASCADE,
 		hash     bytea NOT NULL,

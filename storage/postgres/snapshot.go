@@ -2,8 +2,10 @@ package postgres
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
@@ -17,25 +19,20 @@ import (
 const snapshotLock = 0x626b63
 
 // SaveSnapshot implements storage.Snapshots. The snapshot is cut into
-// content-defined chunks (internal/cdc) kept in bkb_snapshot_chunks by
-// their SHA-256; one transaction inserts the chunks the study does not
-// hold yet, replaces the study's row of bkb_snapshots (its chunk list) and
-// deletes the chunks no longer listed, so a reader sees the old snapshot
-// or the new one, and a save writes what changed: on a 10,000-trial
-// study an ask changes about 2 MB of a 43 MB snapshot, where the whole
-// row was rewritten before (docs/long-studies.md). Saves of one study
-// are serialized by an advisory lock, so that one never deletes a chunk
+// content-defined chunks (internal/cdc) kept in bkb_snapshot_chunks; one
+// transaction inserts the chunks that differ from the previous
+// snapshot's, replaces the study's row of bkb_snapshots (whose chunks
+// column holds the data's CRC-32C and the chunk list) and deletes the
+// chunks no longer listed, so a reader sees the old snapshot or the new
+// one, and a save writes what changed: on a 10,000-trial study an ask
+// changes about 2 MB of a 43 MB snapshot, where the whole row was
+// rewritten before (docs/long-studies.md). Saves of one study are
+// serialized by an advisory lock, so that one never deletes a chunk
 // another is about to list. A snapshot is never required for
 // correctness, so a study deleted meanwhile is not an error the caller
 // must handle differently from any other.
 func (s *Store) SaveSnapshot(ctx context.Context, name string, snap storage.Snapshot) error {
-	chunks := cdc.Split(snap.Data)
-	list := make([]byte, 0, 32*len(chunks))
-	hashes := make([][]byte, len(chunks))
-	for i, c := range chunks {
-		list = append(list, c.Hash[:]...)
-		hashes[i] = list[32*i : 32*i+32]
-	}
+	sum := crc32.Checksum(snap.Data, cdc.Castagnoli)
 	return s.retry(ctx, "save the snapshot of study "+strconv.Quote(name), func() error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			var id int64
@@ -49,27 +46,46 @@ func (s *Store) SaveSnapshot(ctx context.Context, name string, snap storage.Snap
 			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, int32(snapshotLock), int32(id)); err != nil {
 				return err
 			}
-			rows, err := tx.Query(ctx, `SELECT hash FROM bkb_snapshot_chunks WHERE study_id = $1 AND hash = ANY($2)`, id, hashes)
+			var old []byte
+			err = tx.QueryRow(ctx, `SELECT chunks FROM bkb_snapshots WHERE study_id = $1`, id).Scan(&old)
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+			var prev []cdc.Ref
+			if len(old) >= 4 {
+				prev, _ = cdc.ParseRefs(old[4:])
+			}
+			chunks := cdc.Split(snap.Data, prev)
+			list := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+cdc.RefSize*len(chunks)), sum)
+			ids := make([][]byte, len(chunks))
+			for i, c := range chunks {
+				list = cdc.AppendRef(list, c)
+				ids[i] = list[4+cdc.RefSize*i : 4+cdc.RefSize*i+len(c.ID)]
+			}
+			// The chunks listed before are stored already, unless lost.
+			have := map[cdc.ID]bool{}
+			rows, err := tx.Query(ctx, `SELECT hash FROM bkb_snapshot_chunks WHERE study_id = $1 AND hash = ANY($2)`, id, ids)
 			if err != nil {
 				return err
 			}
-			have := map[[32]byte]bool{}
 			for rows.Next() {
 				var h []byte
 				if err := rows.Scan(&h); err != nil {
 					rows.Close()
 					return err
 				}
-				have[[32]byte(h)] = true
+				if len(h) == len(cdc.ID{}) {
+					have[cdc.ID(h)] = true
+				}
 			}
 			if err := rows.Err(); err != nil {
 				return err
 			}
 			var b pgx.Batch
 			for i, c := range chunks {
-				if !have[c.Hash] {
-					have[c.Hash] = true // a chunk twice in one snapshot is inserted once
-					b.Queue(`INSERT INTO bkb_snapshot_chunks (study_id, hash, data) VALUES ($1, $2, $3)`, id, hashes[i], c.Data)
+				if !have[c.ID] {
+					have[c.ID] = true // a chunk twice in one snapshot is inserted once
+					b.Queue(`INSERT INTO bkb_snapshot_chunks (study_id, hash, data) VALUES ($1, $2, $3)`, id, ids[i], c.Data)
 				}
 			}
 			b.Queue(`INSERT INTO bkb_snapshots (study_id, records, digest, meta, data, chunks)
@@ -77,7 +93,7 @@ func (s *Store) SaveSnapshot(ctx context.Context, name string, snap storage.Snap
 				ON CONFLICT (study_id) DO UPDATE SET records = EXCLUDED.records, digest = EXCLUDED.digest,
 					meta = EXCLUDED.meta, data = '', chunks = EXCLUDED.chunks, saved = statement_timestamp()`,
 				id, snap.Records, snap.Digest[:], snap.Meta, list)
-			b.Queue(`DELETE FROM bkb_snapshot_chunks WHERE study_id = $1 AND NOT (hash = ANY($2))`, id, hashes)
+			b.Queue(`DELETE FROM bkb_snapshot_chunks WHERE study_id = $1 AND NOT (hash = ANY($2))`, id, ids)
 			return tx.SendBatch(ctx, &b).Close()
 		})
 	})
@@ -85,7 +101,8 @@ func (s *Store) SaveSnapshot(ctx context.Context, name string, snap storage.Snap
 
 // LoadSnapshot implements storage.Snapshots: the study's row and its
 // chunks, read in one repeatable-read transaction (the chunks of the row
-// read, whatever saves commit meanwhile).
+// read, whatever saves commit meanwhile), each checked against its
+// length and CRC-32C, and the whole against the data's.
 func (s *Store) LoadSnapshot(ctx context.Context, name string, withData bool) (storage.Snapshot, error) {
 	var snap storage.Snapshot
 	err := s.retry(ctx, "load the snapshot of study "+strconv.Quote(name), func() error {
@@ -111,38 +128,54 @@ func (s *Store) LoadSnapshot(ctx context.Context, name string, withData bool) (s
 			if !withData || chunks == nil {
 				return nil // a snapshot saved whole (schema 5)
 			}
-			if len(chunks)%32 != 0 {
-				return permanent{fmt.Errorf("postgres: study %q: snapshot chunk list of %d bytes", name, len(chunks))}
+			bad := func(what string) error {
+				return permanent{fmt.Errorf("postgres: study %q: snapshot %s", name, what)}
 			}
-			hashes := make([][]byte, len(chunks)/32)
-			for i := range hashes {
-				hashes[i] = chunks[32*i : 32*i+32]
+			if len(chunks) < 4 {
+				return bad("chunk list truncated")
 			}
-			rows, err := tx.Query(ctx, `SELECT hash, data FROM bkb_snapshot_chunks WHERE study_id = $1 AND hash = ANY($2)`, id, hashes)
+			refs, ok := cdc.ParseRefs(chunks[4:])
+			if !ok {
+				return bad("chunk list damaged")
+			}
+			ids := make([][]byte, len(refs))
+			size := 0
+			for i := range refs {
+				ids[i] = refs[i].ID[:]
+				size += int(refs[i].Len)
+			}
+			rows, err := tx.Query(ctx, `SELECT hash, data FROM bkb_snapshot_chunks WHERE study_id = $1 AND hash = ANY($2)`, id, ids)
 			if err != nil {
 				return err
 			}
-			parts := map[[32]byte][]byte{}
-			size := 0
+			parts := map[cdc.ID][]byte{}
 			for rows.Next() {
 				var h, d []byte
 				if err := rows.Scan(&h, &d); err != nil {
 					rows.Close()
 					return err
 				}
-				parts[[32]byte(h)] = d
-				size += len(d)
+				if len(h) == len(cdc.ID{}) {
+					parts[cdc.ID(h)] = d
+				}
 			}
 			if err := rows.Err(); err != nil {
 				return err
 			}
-			data := make([]byte, 0, size+size/8)
-			for _, h := range hashes {
-				d, ok := parts[[32]byte(h)]
+			// The spare capacity holds the study's next snapshot.
+			data := make([]byte, 0, size+size/16+1<<16)
+			for _, r := range refs {
+				d, ok := parts[r.ID]
 				if !ok {
-					return permanent{fmt.Errorf("postgres: study %q: a chunk of its snapshot is missing", name)}
+					return bad("chunk missing")
+				}
+				if len(d) != int(r.Len) || crc32.Checksum(d, cdc.Castagnoli) != r.Sum {
+					return bad("chunk damaged (checksum mismatch)")
 				}
 				data = append(data, d...)
+			}
+			if crc32.Checksum(data, cdc.Castagnoli) != binary.LittleEndian.Uint32(chunks) {
+				return bad("checksum mismatch")
 			}
 			snap.Data = data
 			return nil
