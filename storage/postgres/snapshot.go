@@ -144,35 +144,40 @@ func (s *Store) LoadSnapshot(ctx context.Context, name string, withData bool) (s
 				ids[i] = refs[i].ID[:]
 				size += int(refs[i].Len)
 			}
-			rows, err := tx.Query(ctx, `SELECT hash, data FROM bkb_snapshot_chunks WHERE study_id = $1 AND hash = ANY($2)`, id, ids)
+			// The chunks in the list's order, each appended from the
+			// connection's buffer (RawValues) into the snapshot's: one
+			// copy of tens of MB, not a slice per row and a copy more.
+			rows, err := tx.Query(ctx, `SELECT c.data FROM unnest($2::bytea[]) WITH ORDINALITY AS u(hash, i)
+				LEFT JOIN bkb_snapshot_chunks c ON c.study_id = $1 AND c.hash = u.hash ORDER BY u.i`, id, ids)
 			if err != nil {
-				return err
-			}
-			parts := map[cdc.ID][]byte{}
-			for rows.Next() {
-				var h, d []byte
-				if err := rows.Scan(&h, &d); err != nil {
-					rows.Close()
-					return err
-				}
-				if len(h) == len(cdc.ID{}) {
-					parts[cdc.ID(h)] = d
-				}
-			}
-			if err := rows.Err(); err != nil {
 				return err
 			}
 			// The spare capacity holds the study's next snapshot.
 			data := make([]byte, 0, size+size/16+1<<16)
-			for _, r := range refs {
-				d, ok := parts[r.ID]
-				if !ok {
+			k := 0
+			for rows.Next() {
+				raw := rows.RawValues()
+				if k >= len(refs) || len(raw) != 1 {
+					rows.Close()
+					return bad("chunk list disagrees with the chunks read")
+				}
+				d, r := raw[0], refs[k]
+				if d == nil {
+					rows.Close()
 					return bad("chunk missing")
 				}
 				if len(d) != int(r.Len) || crc32.Checksum(d, cdc.Castagnoli) != r.Sum {
+					rows.Close()
 					return bad("chunk damaged (checksum mismatch)")
 				}
 				data = append(data, d...)
+				k++
+			}
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			if k != len(refs) {
+				return bad("chunk missing")
 			}
 			if crc32.Checksum(data, cdc.Castagnoli) != binary.LittleEndian.Uint32(chunks) {
 				return bad("checksum mismatch")
