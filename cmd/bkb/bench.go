@@ -55,7 +55,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	regretFrom := fs.StringSlice("regret-from", nil, "--regret: instead of running, read the runs of earlier --csv files and write their tables (with --regret-peers and --regret-suite, the suite's summary)")
 	regretAgainst := fs.StringSlice("regret-against", nil, "--regret: print the summary comparing --regret-ours with these optimizers (with --regret-suite or --regret-peers the default is the peers, optuna-...)")
 	regretOurs := fs.String("regret-ours", "bkb", "--regret-suite: the optimizer the summary compares with the peers")
-	regretNoise := fs.Float64Slice("regret-noise", []float64{0}, "--regret: noise standard deviations as fractions of the function's range over its box")
+	regretNoise := fs.Float64Slice("regret-noise", []float64{0}, "--regret and --long: noise standard deviations as fractions of the function's range over its box")
 	firstSeed := fs.Int("first-seed", 1, "--regret: the first seed; runs use seeds first-seed..first-seed+seeds-1 (fresh seeds to check a difference found on others)")
 	long := fs.Bool("long", false, "run the long-study benchmark instead: the policy's CPU time per trial over the last tenth of runs of growing budgets, with simple regret and dictionary size (docs/scaling.md); use --jobs 1 or GOMAXPROCS=1 for the figures of the docs")
 	longProblems := fs.StringSlice("long-problems", []string{"hartmann6", "ackley:10"}, "--long: problems as name[:dim]")
@@ -89,7 +89,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				specs = append(specs, fmt.Sprintf("%s:%d", p, t))
 			}
 		}
-		return runRegret(ctx, specs, []string{*longOpt}, []float64{0}, 1, *seeds, j, regretOutputs{markdown: *mdPath}, true, stdout, stderr)
+		// --regret-noise gives the long runs' noise too (noise-free by
+		// default): the dictionary's growth differs with noise.
+		return runRegret(ctx, specs, []string{*longOpt}, *regretNoise, 1, *seeds, j, regretOutputs{markdown: *mdPath}, true, stdout, stderr)
 	}
 	if *regret {
 		j := *jobs
