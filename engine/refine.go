@@ -91,10 +91,14 @@ const (
 // and variances current instead; see docs/optimizer.md.)
 type refiner struct {
 	// batchable says that the acquisition of the ask under way is score
-	// at the DTC's prediction (scoreBatch); batchM and batchV are
-	// scoreBatch's scratch. None of them is state between asks.
+	// at the DTC's prediction away from the pending points of batchCond
+	// (scoreBatch); the rest is scoreBatch's scratch. None of them is
+	// state between asks.
 	batchable      bool
+	batchCond      *pendingCond
 	batchM, batchV []float64
+	batchFar       []bool
+	batchPts       [][]float64
 	cfg            *Config
 	dom            candidates.Domain
 	// cond is the space's compiled conditions, nil without any; with
