@@ -42,6 +42,9 @@ type RegretVariant struct {
 //     rule and no warp while the fitted noise is heavy; docs/robust.md);
 //   - "bkb-v8": version 8, the same as "bkb" (version 7 with the warp's
 //     test made on the first evaluations; docs/robust.md);
+//   - "bkb-v9": version 9 (version 8 with an initial design of at most
+//     20 points and, above 20 coordinates, unpolished trust-region asks
+//     in a region that shrinks sooner; docs/tuning.md);
 //   - "bkb-matern": "bkb" with the Matern 5/2 ARD kernel instead of RBF;
 //   - "gp-ucb": the current defaults with GP-UCB (exact posterior);
 //   - "ada-bkb": Ada-BKB (bandit.AdaBKB) on the encoded box;
@@ -57,6 +60,7 @@ var RegretVariants = map[string]RegretVariant{
 	"bkb-v6":       {"bkb-v6", func(c *study.Config) { c.Version = 6 }},
 	"bkb-v7":       {"bkb-v7", func(c *study.Config) { c.Version = 7 }},
 	"bkb-v8":       {"bkb-v8", func(c *study.Config) { c.Version = 8 }},
+	"bkb-v9":       {"bkb-v9", func(c *study.Config) { c.Version = 9 }},
 	"bkb-matern":   {"bkb-matern", func(c *study.Config) { c.Kernel.Name = "matern52" }},
 	"gp-ucb":       {"gp-ucb", func(c *study.Config) { c.Policy = "gp-ucb" }},
 	"ada-bkb":      {"ada-bkb", func(c *study.Config) { c.Policy = "ada-bkb" }},

@@ -57,8 +57,12 @@ const (
 	// docs/robust.md). Version 8 is version 7 with the warp's test made
 	// on the start of the study (the initial design's skewness and the
 	// first warpDecisionPoints evaluations, warp.go) and the exact core's
-	// floored pivots (deadPivots off, gp.DTC.SetDeadPivots).
-	LatestVersion = 8
+	// floored pivots (deadPivots off, gp.DTC.SetDeadPivots). Version 9 is
+	// version 8 for many parameters: an initial design of at most initCap
+	// points and, above highDim encoded coordinates, asks that are
+	// trust-region candidates only, in a region that shrinks after
+	// highDimFailureTol failures (docs/tuning.md).
+	LatestVersion = 9
 	// DefaultFitEvery is the warm refit period of version 2 (see Fit).
 	DefaultFitEvery = 10
 	// DefaultArmCountV2 is the default number of sobol, lhs and random
@@ -165,7 +169,7 @@ type Config struct {
 	Seed uint64 `json:"seed"`
 	// Init is the size of the initial design: distinct random arms asked
 	// before the policy starts (0: max(5, 2d) for d parameters; version 1:
-	// max(5, d+1)).
+	// max(5, d+1); version 9: min(max(5, 2d), initCap)).
 	Init int `json:"init"`
 	// RawValues tells the GP raw values instead of values standardized by
 	// the initial design.
@@ -408,6 +412,9 @@ func (c *Config) Normalize() error {
 		c.Init = max(5, c.Space.Dim()+1)
 		if v2 {
 			c.Init = max(5, 2*c.Space.Dim())
+		}
+		if c.rules().InitCap {
+			c.Init = min(c.Init, initCap)
 		}
 	}
 	if err := c.normalizeWarp(); err != nil {

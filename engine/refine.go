@@ -55,6 +55,23 @@ const (
 	// a fit evaluation costs O(fitPointsBKB^3) whatever t); the exact
 	// policies use gp/hyper's default, 300.
 	fitPointsBKB = 150
+	// highDim is the encoded dimension above which version 9's rules for
+	// many parameters apply (HighDimNoPolish, HighDimFailureTol): TuRBO's
+	// own threshold, above which its trust-region candidates perturb
+	// fewer than all coordinates (min(1, 20/d) each, Eriksson et al.
+	// 2019). At or below it version 9 asks as version 8 does.
+	highDim = 20
+	// highDimFailureTol is version 9's failure tolerance of the trust
+	// region above highDim coordinates (TuRBO's is max(4, d): at d = 100
+	// the region halves after 100 failures, about once in a run of 250
+	// trials). Chosen among 5, 10 and 20 on the tuning half of the
+	// 20-100-parameter suite (docs/tuning.md).
+	highDimFailureTol = 10
+	// initCap caps version 9's default initial design, min(max(5, 2d),
+	// initCap): chosen between 10 and 20 on the tuning half of the
+	// 20-100-parameter suite (docs/tuning.md). It leaves d <= 10 as
+	// before.
+	initCap = 20
 	// resparsifyRatio is the ratio threshold C~ of version 5's
 	// resparsification rule (see observe): BBKB's default, 2.
 	resparsifyRatio = 2.0
@@ -169,8 +186,12 @@ type refiner struct {
 
 func newRefiner(cfg *Config, global *mat.Dense) *refiner {
 	d := cfg.Space.EncodedDim()
+	region := candidates.NewRegion(d)
+	if cfg.rules().HighDimFailureTol && d > highDim {
+		region.FailureTol = highDimFailureTol
+	}
 	return &refiner{cfg: cfg, dom: cfg.Space.Domain(), cond: cfg.Space.Plan(), d: d, global: global, scale: 1,
-		region: candidates.NewRegion(d), best: math.Inf(-1)}
+		region: region, best: math.Inf(-1)}
 }
 
 // usesDTC reports whether the posterior is BKB's.

@@ -114,7 +114,7 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 	}
 	trust := func(center []float64, radius float64, k int) error {
 		m := mat.NewDense(k, r.d, nil)
-		if err := candidates.TrustRegion(m, r.dom, center, radius, rng, candidates.TROptions{Weights: weights}); err != nil {
+		if err := r.trustCandidates(m, center, radius, weights, rng); err != nil {
 			return err
 		}
 		for i := 0; i < k; i++ {
@@ -179,7 +179,7 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 	}
 	slices.SortStableFunc(cs, byScore)
 	// Polish the best few (distinct) points.
-	if r.sample == nil && r.cfg.Policy != "thompson" && r.cfg.Policy != "bkb-thompson" && len(r.dom.ContinuousIndices()) > 0 {
+	if r.polishes() {
 		var starts [][]float64
 		for _, c := range cs {
 			if len(starts) == polishStarts || math.IsInf(c.v, -1) {
@@ -256,6 +256,32 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 		}
 	}
 	return slices.Clone(cs[0].x), nil
+}
+
+// trustCandidates fills the rows of m with trust-region candidates around
+// center, TuRBO's (Eriksson et al. 2019, "Scalable Global Optimization via
+// Local Bayesian Optimization", NeurIPS, section 2 and its appendix on high
+// dimensions): each continuous or discrete coordinate is perturbed with
+// probability min(1, 20/k), k such coordinates, and at least one is, to a
+// uniform draw within radius times its ARD weight (candidates.TrustRegion
+// with PerturbProb 0). Above 20 coordinates a candidate so moves about 20
+// of them, and version 9's asks above highDim are such candidates
+// (polishes).
+func (r *refiner) trustCandidates(m *mat.Dense, center []float64, radius float64, weights []float64, rng *rand.Rand) error {
+	return candidates.TrustRegion(m, r.dom, center, radius, rng, candidates.TROptions{Weights: weights})
+}
+
+// polishes reports whether this ask polishes its best candidates by L-BFGS
+// on the acquisition: not on a joint sample or a Thompson ask, not without
+// continuous coordinates, and not above highDim coordinates in version 9
+// (HighDimNoPolish): there a polish moves every coordinate and won nearly
+// every ask of version 8 at 100 parameters (docs/tuning.md), where
+// TuRBO's sparse candidates are what makes progress.
+func (r *refiner) polishes() bool {
+	if r.cfg.rules().HighDimNoPolish && r.d > highDim {
+		return false
+	}
+	return r.sample == nil && r.cfg.Policy != "thompson" && r.cfg.Policy != "bkb-thompson" && len(r.dom.ContinuousIndices()) > 0
 }
 
 // branchEvery: one ask in branchEvery of a conditional space is a branch

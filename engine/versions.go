@@ -68,6 +68,25 @@ type Rules struct {
 	// WarpTestAtStart decides the warp on the initial design's skewness
 	// and the first evaluations only (warp.go).
 	WarpTestAtStart bool `json:"warp_test_at_start"`
+
+	// Many parameters (docs/tuning.md, "20-100 parameters").
+
+	// InitCap caps the default initial design at initCap points,
+	// min(max(5, 2d), initCap): at 50-100 parameters max(5, 2d) random
+	// points took most of a budget of 100-250 trials.
+	InitCap bool `json:"init_cap"`
+	// HighDimNoPolish: above highDim encoded coordinates the best
+	// candidates are not polished by L-BFGS on the acquisition, so that
+	// an ask is a trust-region candidate, which moves about 20 of the
+	// incumbent's coordinates (TuRBO's perturbation, Eriksson et al.
+	// 2019); a polish moves every coordinate, and at 100 parameters it
+	// won nearly every ask.
+	HighDimNoPolish bool `json:"high_dim_no_polish"`
+	// HighDimFailureTol: above highDim encoded coordinates the trust
+	// region halves after highDimFailureTol consecutive asks without an
+	// improvement instead of TuRBO's max(4, d), so that it shrinks within
+	// a budget of a few hundred trials.
+	HighDimFailureTol bool `json:"high_dim_failure_tol"`
 }
 
 // versionTable has one row per configuration version, the version's
@@ -88,6 +107,10 @@ var versionTable = []Rules{
 	{Version: 8, Refine: true, HorizonBeta: true, WarpByDefault: true, NoiseFloor: true, NoisyExploration: true,
 		DictionaryFromPosterior: true, DropNearDependent: true, Resparsify: true, LocalSteps: true,
 		NoiseRobust: true, SingleObjectiveRules: true, WarpTestAtStart: true},
+	{Version: 9, Refine: true, HorizonBeta: true, WarpByDefault: true, NoiseFloor: true, NoisyExploration: true,
+		DictionaryFromPosterior: true, DropNearDependent: true, Resparsify: true, LocalSteps: true,
+		NoiseRobust: true, SingleObjectiveRules: true, WarpTestAtStart: true,
+		InitCap: true, HighDimNoPolish: true, HighDimFailureTol: true},
 }
 
 // VersionRules returns the rules of configuration version v (false for a

@@ -19,8 +19,9 @@ import (
 
 // goldenStudies are the studies recorded at every configuration version
 // (testdata/golden/vN-NAME.jsonl): Hartmann 3 with BKB, noise-free and
-// with heavy noise (the noise rules of versions 4 and 7), and two
-// objectives with a constraint where the version models them.
+// with heavy noise (the noise rules of versions 4 and 7), two
+// objectives with a constraint where the version models them, and Levy
+// in 30 dimensions from version 9 on.
 var goldenStudies = []struct {
 	name       string
 	minVersion int
@@ -40,6 +41,17 @@ var goldenStudies = []struct {
 		g := (x[0]-0.2)*(x[0]-0.2) + (x[1]-0.8)*(x[1]-0.8)
 		return Outcome{Values: []float64{f, g}, Constraints: []float64{x[2] - 0.9}}
 	}},
+	// Many parameters: version 9's rules above 20 coordinates (the
+	// initial design capped at 20, asks without a polish, the trust
+	// region's failure tolerance).
+	{"levy30", 9, func(Space) Config {
+		f := objectives.Levy(30)
+		sp, err := Box(nil, f.Lower, f.Upper)
+		if err != nil {
+			panic(err)
+		}
+		return Config{Space: sp, Budget: 45, Seed: 6}
+	}, func(_ int, x []float64) Outcome { return Outcome{Value: objectives.Levy(30).Value(x)} }},
 }
 
 // goldenNoise is a fixed pseudo-random sequence in [-1, 1] (the noise of

@@ -37,13 +37,15 @@ configuration version), tpe (TPESampler(seed)), mtpe (TPESampler(seed,
 multivariate=True)), cmaes (CmaEsSampler(seed): categoricals, which it cannot
 model, are sampled by its independent sampler, RandomSampler, as Optuna does
 it with a warning), random (RandomSampler(seed)); bkb-initN (bkb with --init N, a diagnosis,
-not in the default list). Each run prints one JSON
+not in the default list); bkb-vN (bkb with --config-version N, not in the
+default list). Each run prints one JSON
 line: sampler, problem, seed, the best value at each checkpoint, the sampler's
 CPU seconds (bkb: the bkb process; Optuna: this process less the objective),
 the objective's CPU seconds, and every trial (parameters, value, CPU seconds)
 for `diag`. `table` prints per problem and checkpoint the median best of each
 sampler, the two-sided Mann-Whitney p of bkb against each peer
-(scipy.stats.mannwhitneyu) and each sampler's total objective CPU over its
+(scipy.stats.mannwhitneyu; `table --ref SAMPLER FILES...` compares SAMPLER,
+e.g. bkb-v9, against the others instead) and each sampler's total objective CPU over its
 runs. `diag` prints how each sampler spent its trials on the categoricals and
 on costly configurations.
 """
@@ -351,7 +353,7 @@ def plugin(problem, log):
             print(json.dumps({"id": req["id"], "y": y}), flush=True)
 
 
-SAMPLERS = ["bkb", "tpe", "mtpe", "cmaes", "random", "bkb-init20"]
+SAMPLERS = ["bkb", "tpe", "mtpe", "cmaes", "random", "bkb-init20", "bkb-v9"]
 
 
 def seeds_of(s):
@@ -382,6 +384,8 @@ def main():
                         trials, cpu, obj = run_bkb(bkb, problem, seed, T)
                     elif s.startswith("bkb-init"):  # a diagnosis: bkb with another initial design size
                         trials, cpu, obj = run_bkb(bkb, problem, seed, T, ("--init", s[len("bkb-init"):]))
+                    elif s.startswith("bkb-v"):  # bkb at another configuration version
+                        trials, cpu, obj = run_bkb(bkb, problem, seed, T, ("--config-version", s[len("bkb-v"):]))
                     else:
                         trials, cpu, obj = run_optuna(s, problem, seed, T)
                     vals = [t["y"] for t in trials]
@@ -389,8 +393,11 @@ def main():
                                       "best": {str(t): min(vals[:t]) for t in cps}, "sampler_cpu": cpu,
                                       "objective_cpu": obj, "wall": time.time() - w0, "trials": trials}), flush=True)
         return
+    files, ref = sys.argv[2:], "bkb"
+    if files[:1] == ["--ref"]:
+        ref, files = files[1], files[2:]
     rows, seen = [], set()
-    for f in sys.argv[2:]:  # the first run of a (sampler, problem, seed) counts
+    for f in files:  # the first run of a (sampler, problem, seed) counts
         for l in open(f):
             if l.strip():
                 r = json.loads(l)
@@ -399,7 +406,7 @@ def main():
                     seen.add(k)
                     rows.append(r)
     if cmd == "table":
-        return table(rows)
+        return table(rows, ref)
     if cmd == "diag":
         return diag(rows)
     sys.exit(__doc__)
@@ -413,7 +420,7 @@ def fmt(v):
     return "%.4g" % v
 
 
-def table(rows):
+def table(rows, ref="bkb"):
     import statistics
     from scipy.stats import mannwhitneyu
     by, cpu = {}, {}
@@ -425,17 +432,21 @@ def table(rows):
         c[1] += r["sampler_cpu"]
         c[2] += 1
     samplers = [s for s in SAMPLERS if any(s in v for v in by.values())]
-    peers = [s for s in samplers if s != "bkb"]
+    samplers += sorted({s for v in by.values() for s in v} - set(samplers))  # bkb-initN, bkb-vN
+    if ref in samplers:  # the reference first
+        samplers.remove(ref)
+        samplers.insert(0, ref)
+    peers = [s for s in samplers if s != ref]
     for h in ("tuning", "held-out"):
         keys = sorted([k for k in by if half(k[0]) == h], key=lambda k: ((TUNING + HELDOUT).index(k[0]), k[1]))
         if not keys:
             continue
-        print("%s half: median best (CV error, or regret on the hd problems) and p of bkb against each peer\n" % h)
-        print("| problem | T | seeds (bkb) | " + " | ".join(samplers) + " | " + " | ".join("p vs " + s for s in peers) + " |")
+        print("%s half: median best (CV error, or regret on the hd problems) and p of %s against each peer\n" % (h, ref))
+        print("| problem | T | seeds (%s) | " % ref + " | ".join(samplers) + " | " + " | ".join("p vs " + s for s in peers) + " |")
         print("|---|---:|---:|" + "---:|" * (len(samplers) + len(peers)))
         for k in keys:
             d = by[k]
-            b = d.get("bkb", [])
+            b = d.get(ref, [])
             cells = [(fmt(statistics.median(d[s])) + ("" if len(d[s]) == len(b) else " (%d seeds)" % len(d[s]))) if s in d else ""
                      for s in samplers]
             ps = ["%.2g" % mannwhitneyu(b, d[s], alternative="two-sided").pvalue if b and s in d else "" for s in peers]
