@@ -27,9 +27,10 @@ type RegretVariant struct {
 
 // RegretVariants are the optimizers of the regret benchmark
 // (docs/optimizer.md), by name:
-//   - "bkb": the current defaults (version 8: growing candidates, ARD
+//   - "bkb": the current defaults (version 9: growing candidates, ARD
 //     fits, BKB, exploration decaying with the budget, noise handling, the
-//     long-study engine, output warping and local steps);
+//     long-study engine, output warping, local steps and the rules for
+//     many parameters);
 //   - "bkb-v4": version 4, the defaults before version 8;
 //   - "bkb-v3": version 3 defaults (BKB's fitted noise floored at 1e-3,
 //     no noise handling);
@@ -40,7 +41,7 @@ type RegretVariant struct {
 //     quadratic steps; docs/robust.md);
 //   - "bkb-v7": version 7 (version 6 with version 4's dictionary
 //     rule and no warp while the fitted noise is heavy; docs/robust.md);
-//   - "bkb-v8": version 8, the same as "bkb" (version 7 with the warp's
+//   - "bkb-v8": version 8 (version 7 with the warp's
 //     test made on the first evaluations; docs/robust.md);
 //   - "bkb-v9": version 9 (version 8 with an initial design of at most
 //     20 points and, above 20 coordinates, unpolished trust-region asks
