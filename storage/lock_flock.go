@@ -27,3 +27,20 @@ func lock(f *os.File) (unlock func() error, err error) {
 	}
 	return func() error { return syscall.Flock(fd, syscall.LOCK_UN) }, nil
 }
+
+// lockSnapshotDir takes the exclusive, non-blocking flock(2) of a
+// snapshot's chunk directory for one save (ErrLocked while another
+// process saves), so that a save never removes the chunks of a list
+// another is about to write.
+func lockSnapshotDir(dir string) (unlock func(), err error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	release, err := lock(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { release(); f.Close() }, nil
+}

@@ -30,3 +30,8 @@ func lock(f *os.File) (unlock func() error, err error) {
 	}
 	return func() error { return os.Remove(name) }, nil
 }
+
+// lockSnapshotDir does nothing here: a lock file left by a crashed saver
+// would stop every later save, and two saves at once cost at most a
+// replay (a chunk missing fails the read).
+func lockSnapshotDir(string) (unlock func(), err error) { return func() {}, nil }

@@ -190,6 +190,13 @@ func saveChunked(path string, s Snapshot) error {
 	} else if !fi.IsDir() {
 		return fmt.Errorf("storage: %s exists and is not a directory: no snapshot written", dir)
 	}
+	// One save at a time: a save removes the chunks no list names, which
+	// would include another's before its list is written.
+	unlock, err := lockSnapshotDir(dir)
+	if err != nil {
+		return fmt.Errorf("storage: snapshot %s: %w", list, err)
+	}
+	defer unlock()
 	// The chunks the list being replaced names are kept for the readers
 	// that read it just before; its refs find the chunks that did not
 	// change.

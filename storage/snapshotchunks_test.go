@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -138,6 +139,21 @@ func TestSnapshotChunked(t *testing.T) {
 		}
 		os.Remove(first)
 		os.WriteFile(first, orig, 0o600)
+	}
+	// One save at a time: while another process holds the directory's
+	// lock, a save is refused with ErrLocked (the study skips it) and
+	// leaves the snapshot as it was.
+	if unlock, err := lockSnapshotDir(chunks); err == nil {
+		err := js.SaveSnapshot(ctx, "s", Snapshot{Records: 12, Meta: []byte(`{}`), Data: a})
+		unlock()
+		if !errors.Is(err, ErrLocked) {
+			t.Errorf("a save while another holds the lock: %v, want ErrLocked", err)
+		}
+		if got, err := js.LoadSnapshot(ctx, "s", false); err != nil || got.Records != 10 {
+			t.Errorf("after a refused save the snapshot covers %d records (%v), want 10", got.Records, err)
+		}
+	} else {
+		t.Fatal(err)
 	}
 	// A link in place of the chunk directory is refused, not followed.
 	elsewhere := t.TempDir()

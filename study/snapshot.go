@@ -191,6 +191,11 @@ func (s *Study) writeSnapshot(ctx context.Context, sn storage.Snapshots) error {
 	s.snapBytes = len(w.Bytes())
 	s.spare = w.Bytes()[:0] // SaveSnapshot does not retain it
 	s.snapPolicy = s.eng.PolicySeconds()
+	if errors.Is(err, storage.ErrLocked) {
+		// Another process of the study is saving its own snapshot: this
+		// one is due again at the next ask.
+		return nil
+	}
 	if err != nil {
 		s.notify("study %s: snapshot not saved: %v", s.name, err)
 		return err
