@@ -243,7 +243,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if e := <-done; !errors.Is(e, http.ErrServerClosed) && err == nil {
 		err = e
 	}
-	s.checkpoint(sctx)
+	// The checkpoints get their own grace: a shutdown that waited out
+	// slow requests has spent sctx's.
+	cctx, ccancel := context.WithTimeout(context.Background(), s.opt.ShutdownGrace)
+	defer ccancel()
+	s.checkpoint(cctx)
 	return err
 }
 

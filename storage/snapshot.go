@@ -68,22 +68,6 @@ func SnapshotPath(path string) string { return path + ".snapshot" }
 // journal at path (layout 2: a save writes the chunks that changed).
 func SnapshotChunksPath(path string) string { return path + ".snapshot.chunks" }
 
-// encodeSnapshotFile lays s out as a file, in parts so that the data (tens
-// of MB) is not copied: magic, the meta's length and bytes, Records,
-// Digest, the data's length, the data, then the CRC-32C of all that.
-func encodeSnapshotFile(s Snapshot) [][]byte {
-	head := make([]byte, 0, len(snapshotMagic)+len(s.Meta)+64)
-	head = append(head, snapshotMagic...)
-	head = binary.LittleEndian.AppendUint64(head, uint64(len(s.Meta)))
-	head = append(head, s.Meta...)
-	head = binary.LittleEndian.AppendUint64(head, uint64(s.Records))
-	head = append(head, s.Digest[:]...)
-	head = binary.LittleEndian.AppendUint64(head, uint64(len(s.Data)))
-	table := crc32.MakeTable(crc32.Castagnoli)
-	sum := crc32.Update(crc32.Checksum(head, table), table, s.Data)
-	return [][]byte{head, s.Data, binary.LittleEndian.AppendUint32(nil, sum)}
-}
-
 // readSnapshotFile reads a snapshot file; without data it reads the head
 // only and does not check the CRC.
 func readSnapshotFile(f *os.File, withData bool) (Snapshot, error) {
@@ -220,11 +204,12 @@ func (s *JournalStore) LoadSnapshot(_ context.Context, _ string, withData bool) 
 	defer f.Close()
 	magic := make([]byte, len(chunkedMagic))
 	if _, err := io.ReadFull(f, magic); err == nil && string(magic) == chunkedMagic {
-		b, err := readRegular(p, 1<<30)
+		// Layout 2: the list (small) whole, then its chunks.
+		rest, err := io.ReadAll(io.LimitReader(f, 1<<30))
 		if err != nil {
 			return Snapshot{}, err
 		}
-		snap, err := loadChunked(p, SnapshotChunksPath(s.path), b, withData)
+		snap, err := loadChunked(p, SnapshotChunksPath(s.path), append(magic, rest...), withData)
 		if err != nil && withData && errors.Is(err, fs.ErrNotExist) {
 			// A chunk removed by a save that replaced the list twice
 			// while this read it: read the new list once.

@@ -3,7 +3,9 @@ package storage
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -167,4 +169,21 @@ func TestSnapshotChunked(t *testing.T) {
 	if ents, _ := os.ReadDir(elsewhere); len(ents) != 0 {
 		t.Errorf("a save wrote %d files through a link", len(ents))
 	}
+}
+
+// encodeSnapshotFile lays s out as a file of layout 1, the layout earlier
+// builds wrote (this build reads it and writes layout 2), in parts so that the data (tens
+// of MB) is not copied: magic, the meta's length and bytes, Records,
+// Digest, the data's length, the data, then the CRC-32C of all that.
+func encodeSnapshotFile(s Snapshot) [][]byte {
+	head := make([]byte, 0, len(snapshotMagic)+len(s.Meta)+64)
+	head = append(head, snapshotMagic...)
+	head = binary.LittleEndian.AppendUint64(head, uint64(len(s.Meta)))
+	head = append(head, s.Meta...)
+	head = binary.LittleEndian.AppendUint64(head, uint64(s.Records))
+	head = append(head, s.Digest[:]...)
+	head = binary.LittleEndian.AppendUint64(head, uint64(len(s.Data)))
+	table := crc32.MakeTable(crc32.Castagnoli)
+	sum := crc32.Update(crc32.Checksum(head, table), table, s.Data)
+	return [][]byte{head, s.Data, binary.LittleEndian.AppendUint32(nil, sum)}
 }

@@ -188,6 +188,12 @@ func (e *matrixEnv) phaseGo(create bool, upto, extend int, crash bool) {
 			e.t.Fatalf("%v: go: tell: %v", e.sc, err)
 		}
 	}
+	// A Go program that asks in a loop saves the rest of its snapshot
+	// before it exits (what Run and the server do), so that the
+	// snapshot interruptions find one to lose, damage or leave stale.
+	if err := s.Checkpoint(ctx); err != nil {
+		e.t.Fatalf("%v: go: checkpoint: %v", e.sc, err)
+	}
 	if crash {
 		// A worker that asks and dies: its id names a process that no
 		// longer runs (the journal finds it stopped).

@@ -296,8 +296,36 @@ func (e *matrixEnv) interrupt(stale []byte) {
 	case "snapmissing":
 		e.dropSnapshot()
 	case "snapdamaged":
+		// The snapshot's data is in its chunks: one of them is damaged
+		// (on PostgreSQL a row of bkb_snapshot_chunks), else, where no
+		// chunk was saved yet, its list file.
 		if e.sc.Store == "postgres" {
-			e.dropSnapshot() // damage is the journal file's; PostgreSQL's rows are written whole
+			st := e.open()
+			defer st.Close()
+			tag, err := st.(*postgres.Store).Pool().Exec(context.Background(), `UPDATE bkb_snapshot_chunks c
+				SET data = set_byte(c.data, length(c.data)/2, get_byte(c.data, length(c.data)/2) # 90)
+				WHERE c.study_id = (SELECT id FROM bkb_studies WHERE name = $1)
+				AND c.hash = (SELECT hash FROM bkb_snapshot_chunks WHERE study_id = c.study_id ORDER BY hash LIMIT 1)`, e.name)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			if tag.RowsAffected() == 0 {
+				e.dropSnapshot()
+			}
+			e.t.Logf("damaged %d snapshot chunk rows", tag.RowsAffected())
+			return
+		}
+		if ents, _ := os.ReadDir(storage.SnapshotChunksPath(e.journal())); len(ents) > 0 {
+			chunk := filepath.Join(storage.SnapshotChunksPath(e.journal()), ents[len(ents)/2].Name())
+			b, err := os.ReadFile(chunk)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			b[len(b)/2] ^= 0x5a
+			if err := os.WriteFile(chunk, b, 0o644); err != nil {
+				e.t.Fatal(err)
+			}
+			e.t.Logf("damaged snapshot chunk %s", filepath.Base(chunk))
 			return
 		}
 		// A snapshot is saved when the policy's time makes it pay: where
