@@ -103,8 +103,8 @@ func (s *Study) restore(ctx context.Context) (*engine.Engine, int) {
 // far, when one is due (snapshotDue). A failure is a note, not an error:
 // the study is stored in its records; a snapshot only spares a replay.
 func (s *Study) saveSnapshot(ctx context.Context) {
-	sn, ok := storage.As[storage.Snapshots](s.st)
-	if !ok || s.eng == nil || !s.eng.Snapshotable() || len(s.records) == 0 || !s.snapshotDue() {
+	sn, ok := s.savable()
+	if !ok || !s.snapshotDue() {
 		return
 	}
 	s.writeSnapshot(ctx, sn)
@@ -128,6 +128,13 @@ const (
 	// bounded when the size grows slowly.
 	MaxReplaySeconds = 120
 )
+
+// savable returns the storage's snapshots when the study has an engine
+// whose state a snapshot can hold and records for it to cover.
+func (s *Study) savable() (storage.Snapshots, bool) {
+	sn, ok := storage.As[storage.Snapshots](s.st)
+	return sn, ok && s.eng != nil && s.eng.Snapshotable() && len(s.records) > 0
+}
 
 // snapshotDue says whether a save is due after an ask. Every rule first
 // needs the policy time since the newest snapshot to be SnapshotEvery
@@ -157,8 +164,8 @@ func (s *Study) snapshotDue() bool {
 func (s *Study) Checkpoint(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sn, ok := storage.As[storage.Snapshots](s.st)
-	if !ok || s.eng == nil || !s.eng.Snapshotable() || len(s.records) == 0 || s.snapRecords == len(s.records) {
+	sn, ok := s.savable()
+	if !ok || s.snapRecords == len(s.records) {
 		// Without an engine there is nothing to save; with one, it has
 		// applied every record the study committed (commit).
 		return nil

@@ -3,6 +3,7 @@ package cdc
 import (
 	"bytes"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -70,21 +71,9 @@ func TestCutsFixed(t *testing.T) {
 	for _, c := range Split(b, nil)[:4] {
 		got = append(got, len(c.Data))
 	}
-	if want := []int{23201, 84359, 17918, 99994}; !equal(got, want) {
+	if want := []int{23201, 84359, 17918, 99994}; !slices.Equal(got, want) {
 		t.Fatalf("first chunk lengths %v, want %v", got, want)
 	}
-}
-
-func equal(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func BenchmarkSplit(b *testing.B) {
