@@ -46,6 +46,9 @@ type RegretVariant struct {
 //   - "bkb-v9": version 9 (version 8 with an initial design of at most
 //     20 points and, above 20 coordinates, unpolished trust-region asks
 //     in a region that shrinks sooner; docs/tuning.md);
+//   - "bkb-v10": version 10 (version 9 with values that stay unwarped
+//     once a warped fit reads the noise as heavy, and version 4's exact
+//     core under heavy noise; docs/long-studies.md, docs/tuning.md);
 //   - "bkb-matern": "bkb" with the Matern 5/2 ARD kernel instead of RBF;
 //   - "gp-ucb": the current defaults with GP-UCB (exact posterior);
 //   - "ada-bkb": Ada-BKB (bandit.AdaBKB) on the encoded box;
@@ -62,6 +65,7 @@ var RegretVariants = map[string]RegretVariant{
 	"bkb-v7":       {"bkb-v7", func(c *study.Config) { c.Version = 7 }},
 	"bkb-v8":       {"bkb-v8", func(c *study.Config) { c.Version = 8 }},
 	"bkb-v9":       {"bkb-v9", func(c *study.Config) { c.Version = 9 }},
+	"bkb-v10":      {"bkb-v10", func(c *study.Config) { c.Version = 10 }},
 	"bkb-matern":   {"bkb-matern", func(c *study.Config) { c.Kernel.Name = "matern52" }},
 	"gp-ucb":       {"gp-ucb", func(c *study.Config) { c.Policy = "gp-ucb" }},
 	"ada-bkb":      {"ada-bkb", func(c *study.Config) { c.Policy = "ada-bkb" }},

@@ -64,8 +64,12 @@ const (
 	// version 8 for many parameters: an initial design of at most initCap
 	// points and, above highDim encoded coordinates, asks that are
 	// trust-region candidates only, in a region that shrinks after
-	// highDimFailureTol failures (docs/tuning.md).
-	LatestVersion = 9
+	// highDimFailureTol failures (docs/tuning.md). Version 10 is version 9
+	// with two rules for noisy values: a study whose warped values were
+	// fitted as heavily noisy stays unwarped (unwarpedForGood), and while
+	// the dictionary follows version 4's rule under heavy noise the
+	// posterior takes version 4's exact core too (NoisyLegacyCore).
+	LatestVersion = 10
 	// DefaultFitEvery is the warm refit period of version 2 (see Fit).
 	DefaultFitEvery = 10
 	// DefaultArmCountV2 is the default number of sobol, lhs and random

@@ -26,6 +26,9 @@ type FitResult struct {
 	NoiseVariance  float64   `json:"noise_variance,omitempty"`
 	Points         int       `json:"points,omitempty"` // observations the fit used
 	Cold           bool      `json:"cold,omitempty"`   // a fit from several starts, not warm
+	// Warped: the fit was made on warped values (set from configuration
+	// version 10 on, whose rule unwarp_sticky reads it).
+	Warped bool `json:"warped,omitempty"`
 }
 
 // Length scales searched by fitLengthScale, on the unit box.

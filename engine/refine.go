@@ -386,7 +386,7 @@ func (r *refiner) refit(e *Engine, cold bool) error {
 	}
 	e.fits = append(e.fits, FitResult{Observations: t, LengthScale: geoMean(res.LengthScales), LogMarginal: res.LogMarginal,
 		Evaluations: res.Evaluations, LengthScales: slices.Clone(res.LengthScales), SignalVariance: res.SignalVariance,
-		NoiseVariance: res.NoiseVariance, Points: res.Points, Cold: cold})
+		NoiseVariance: res.NoiseVariance, Points: res.Points, Cold: cold, Warped: r.cfg.rules().UnwarpSticky && r.warp.Active()})
 	return nil
 }
 
@@ -448,7 +448,11 @@ func (r *refiner) rebuild(e *Engine) error {
 	if r.usesDTC() {
 		// Version 5 keeps near-dependent points out of S, so that a change
 		// of S never rebuilds the posterior (gp.DTC.SetDropNearDependent).
-		g, err := gp.NewDTCWith(k, e.e, lambda, r.cfg.coreOptions())
+		core := r.cfg.coreOptions()
+		if fullDraw && r.cfg.rules().NoisyLegacyCore && r.noisyDictionary(t) {
+			core.LegacyCore = true
+		}
+		g, err := gp.NewDTCWith(k, e.e, lambda, core)
 		if err != nil {
 			return err
 		}

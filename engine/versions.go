@@ -87,6 +87,26 @@ type Rules struct {
 	// improvement instead of TuRBO's max(4, d), so that it shrinks within
 	// a budget of a few hundred trials.
 	HighDimFailureTol bool `json:"high_dim_failure_tol"`
+
+	// Noise (docs/long-studies.md, "The warp and the noise"; docs/tuning.md,
+	// "The noisy Trid regression").
+
+	// UnwarpSticky: once a fit made on warped values gives the noise more
+	// than noiseShareHeavy of the variance, the study's values stay
+	// unwarped (noisyUnwarped). Version 7's rule decides on the last fit
+	// alone, and the fit on unwarped values then gives a light noise, so
+	// the warp came back at the next refit: at 1% noise on Hartmann 6 the
+	// warp switched at every refit from t = 183 on, each switch rebuilt
+	// the posterior on another scale, and the dictionary grew to 772
+	// points by t = 2,500.
+	UnwarpSticky bool `json:"unwarp_sticky"`
+	// NoisyLegacyCore builds the posterior with version 4's exact core
+	// (LegacyCore) while version 7 draws the dictionary by version 4's
+	// rule (noisyDictionary: heavy fitted noise, at most
+	// noisyDictionaryMax observations). Version 5's core is what put
+	// versions 5-9 behind version 4 on Trid 4-d at 10% noise
+	// (docs/tuning.md).
+	NoisyLegacyCore bool `json:"noisy_legacy_core"`
 }
 
 // versionTable has one row per configuration version, the version's
@@ -111,6 +131,10 @@ var versionTable = []Rules{
 		DictionaryFromPosterior: true, DropNearDependent: true, Resparsify: true, LocalSteps: true,
 		NoiseRobust: true, SingleObjectiveRules: true, WarpTestAtStart: true,
 		InitCap: true, HighDimNoPolish: true, HighDimFailureTol: true},
+	{Version: 10, Refine: true, HorizonBeta: true, WarpByDefault: true, NoiseFloor: true, NoisyExploration: true,
+		DictionaryFromPosterior: true, DropNearDependent: true, Resparsify: true, LocalSteps: true,
+		NoiseRobust: true, SingleObjectiveRules: true, WarpTestAtStart: true,
+		InitCap: true, HighDimNoPolish: true, HighDimFailureTol: true, UnwarpSticky: true, NoisyLegacyCore: true},
 }
 
 // VersionRules returns the rules of configuration version v (false for a

@@ -402,7 +402,7 @@ func (r *refiner) standardizeWarped(e *Engine) {
 		rw[i] = e.reward(o.value)
 	}
 	mode := r.cfg.Warp
-	if r.noisyUnwarped() {
+	if r.noisyUnwarped() || r.unwarpedForGood(e.fits) {
 		mode = WarpNone
 	}
 	r.warp, r.shift, r.scale = standardizeWarped(mode, rw, r.cfg.warpTest())

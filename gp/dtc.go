@@ -475,6 +475,10 @@ const compactAfter = 8
 // be called before the first observation.
 func (g *DTC) SetLegacyCore(on bool) { g.ny.legacy = on }
 
+// LegacyCore reports whether the posterior uses the exact core of
+// configuration versions up to 4 (SetLegacyCore).
+func (g *DTC) LegacyCore() bool { return g.ny.legacy }
+
 // SetDeadPivots keeps the exact core's rule of configuration versions 5
 // to 7 of a study: every point whose squared pivot is at most eps k(x,x)
 // is dead (it stays in S and contributes no direction) instead of

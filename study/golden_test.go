@@ -204,6 +204,7 @@ func recordGolden(t *testing.T, dir string) {
 			}
 			st.Close()
 			os.Remove(storage.SnapshotPath(path))
+			os.RemoveAll(storage.SnapshotChunksPath(path))
 			// The next point, from a fresh replay of the journal.
 			raw, _ := os.ReadFile(path)
 			cp := filepath.Join(t.TempDir(), "n.jsonl")
