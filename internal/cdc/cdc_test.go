@@ -2,6 +2,7 @@ package cdc
 
 import (
 	"bytes"
+	"hash/crc32"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -110,5 +111,111 @@ func TestRefsRoundTrip(t *testing.T) {
 	bad := AppendRef(nil, Ref{Len: MaxSize + 1})
 	if _, ok := ParseRefs(bad); ok {
 		t.Error("a ref longer than MaxSize decoded")
+	}
+}
+
+// splitEveryByte is Split as it was before it skipped the chunks of prev:
+// Cut over every byte of b. TestSplitSkipsKnownChunks holds Split to it.
+func splitEveryByte(b []byte, prev []Ref) []Ref {
+	type key struct{ n, sum uint32 }
+	known := map[key]bool{}
+	for _, r := range prev {
+		known[key{r.Len, r.Sum}] = true
+	}
+	var out []Ref
+	for len(b) > 0 {
+		n := Cut(b)
+		r := Ref{Len: uint32(n), Sum: crc32.Checksum(b[:n], Castagnoli), Data: b[:n]}
+		r.New = !known[key{r.Len, r.Sum}]
+		known[key{r.Len, r.Sum}] = true
+		out = append(out, r)
+		b = b[n:]
+	}
+	return out
+}
+
+// TestSplitSkipsKnownChunks: after random edits of a state (an overwrite,
+// an insertion, a removal, an append, a truncation, none, several, a
+// state of constant bytes cut at MaxSize, a state that shrinks below a
+// chunk), Split's chunks have the lengths, CRC-32Cs and New flags of a
+// pass of Cut over every byte, and each chunk it did not hash keeps its
+// previous ID.
+func TestSplitSkipsKnownChunks(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(6, 6))
+	edit := func(a []byte, kind int) []byte {
+		b := slices.Clone(a)
+		at := 0
+		if len(b) > 0 {
+			at = rng.IntN(len(b))
+		}
+		switch kind {
+		case 0: // overwrite
+			copy(b[at:], randomBytes(rng, 1+rng.IntN(5000)))
+		case 1: // insert
+			b = slices.Insert(b, at, randomBytes(rng, 1+rng.IntN(5000))...)
+		case 2: // remove
+			b = slices.Delete(b, at, min(len(b), at+1+rng.IntN(5000)))
+		case 3: // append
+			b = append(b, randomBytes(rng, 1+rng.IntN(300000))...)
+		case 4: // truncate
+			b = b[:at]
+		}
+		return b
+	}
+	cases := 0
+	for trial := 0; trial < 60; trial++ {
+		var a []byte
+		switch trial % 6 {
+		case 0:
+			a = make([]byte, 2<<20) // constant: every cut at MaxSize
+		case 1:
+			a = randomBytes(rng, MinSize+rng.IntN(MinSize))
+		default:
+			a = randomBytes(rng, 1<<20+rng.IntN(2<<20))
+		}
+		prev := Split(a, nil)
+		b := a
+		for k := 0; k < 1+trial%4; k++ {
+			b = edit(b, rng.IntN(6))
+		}
+		got, want := Split(b, prev), splitEveryByte(b, prev)
+		if len(got) != len(want) {
+			t.Fatalf("trial %d: %d chunks, a pass over every byte cuts %d", trial, len(got), len(want))
+		}
+		ids := map[ID]bool{}
+		for _, r := range prev {
+			ids[r.ID] = true
+		}
+		for i := range want {
+			g, w := got[i], want[i]
+			if g.Len != w.Len || g.Sum != w.Sum || g.New != w.New || &g.Data[0] != &w.Data[0] {
+				t.Fatalf("trial %d chunk %d: len %d sum %x new %v, want len %d sum %x new %v", trial, i, g.Len, g.Sum, g.New, w.Len, w.Sum, w.New)
+			}
+			if !g.New && !ids[g.ID] {
+				t.Fatalf("trial %d chunk %d: an unchanged chunk has an ID the previous state did not list", trial, i)
+			}
+		}
+		cases++
+	}
+	if cases == 0 {
+		t.Fatal("no case ran")
+	}
+}
+
+// BenchmarkSplitAfterAsk: Split of a 43 MB state after an edit like an
+// ask's (a few overwrites and one row of 4 KB inserted), against the
+// previous state's chunks.
+func BenchmarkSplitAfterAsk(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	a := randomBytes(rng, 43<<20)
+	prev := Split(a, nil)
+	next := slices.Clone(a)
+	copy(next[100:], randomBytes(rng, 200))
+	copy(next[20<<20:], randomBytes(rng, 8))
+	next = slices.Insert(next, 30<<20, randomBytes(rng, 4096)...)
+	b.SetBytes(int64(len(next)))
+	for b.Loop() {
+		Split(next, prev)
 	}
 }
