@@ -98,26 +98,41 @@ const RefSize = 24
 // where the bytes at the current offset are those of a chunk of prev that
 // was not cut by the end of its data, Cut would cut where prev's chunk
 // ends. Split looks for such a chunk where the previous state's chunks
-// start at the same offset (the unchanged head of a state) and at the
-// same distance from the end (its unchanged tail, after an insertion or a
-// removal), and takes it when its length fits and the CRC-32C of those
-// bytes of b is its own (the equality Split relies on already). On a
-// 43 MB snapshot whose ask changed a few places this spares most of the
-// Gear hash's pass, about 20 ms (docs/long-studies.md); the cuts are
-// those of a pass over every byte (TestSplitSkipsKnownChunks).
+// start at the current offset shifted as the last chunk it recognized was
+// (a chunk of prev taken so, or one that Cut found with a length and CRC of
+// prev's), at the same offset (the unchanged head of a state) and at the
+// same distance from the end (its unchanged tail), and takes it when its
+// length fits and the CRC-32C of those bytes of b is its own (the equality
+// Split relies on already). After an insertion or a removal the first
+// chunk past it is cut and recognized, and the chunks after it are taken
+// at its shift. On a 43 MB snapshot whose ask changed a few places this
+// spares most of the Gear hash's pass, about 20 ms (docs/long-studies.md);
+// the cuts are those of a pass over every byte
+// (TestSplitSkipsKnownChunks).
 func Split(b []byte, prev []Ref) []Ref {
 	type key struct{ n, sum uint32 }
 	known := make(map[key]ID, len(prev))
+	at := make(map[key]int, len(prev))     // where a chunk starts in the previous state
 	starts := make(map[int]int, len(prev)) // offset in the previous state -> index in prev
 	oldLen := 0
 	for i, r := range prev {
-		known[key{r.Len, r.Sum}] = r.ID
+		k := key{r.Len, r.Sum}
+		known[k] = r.ID
+		if _, ok := at[k]; !ok {
+			at[k] = oldLen
+		}
 		starts[oldLen] = i
 		oldLen += int(r.Len)
 	}
+	shift := 0 // the offset in b minus the offset in prev of the last chunk recognized
 	// aligned returns the chunk of prev that b holds at off, if any.
 	aligned := func(off int) (Ref, bool) {
-		for _, o := range [2]int{off, off - (len(b) - oldLen)} {
+		tried := [3]int{-1, -1, -1}
+		for k, o := range [3]int{off - shift, off, off - (len(b) - oldLen)} {
+			if o < 0 || o == tried[0] || o == tried[1] {
+				continue
+			}
+			tried[k] = o
 			i, ok := starts[o]
 			if !ok {
 				continue
@@ -131,6 +146,7 @@ func Split(b []byte, prev []Ref) []Ref {
 			}
 			if crc32.Checksum(b[off:end], Castagnoli) == r.Sum {
 				r.Data, r.New = b[off:end], false
+				shift = off - o
 				return r, true
 			}
 		}
@@ -147,6 +163,9 @@ func Split(b []byte, prev []Ref) []Ref {
 		r := Ref{Len: uint32(n), Sum: crc32.Checksum(b[off:off+n], Castagnoli), Data: b[off : off+n]}
 		if id, ok := known[key{r.Len, r.Sum}]; ok {
 			r.ID = id
+			if o, ok := at[key{r.Len, r.Sum}]; ok {
+				shift = off - o
+			}
 		} else {
 			_, _ = rand.Read(r.ID[:])
 			r.New = true

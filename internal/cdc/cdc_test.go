@@ -204,8 +204,8 @@ func TestSplitSkipsKnownChunks(t *testing.T) {
 }
 
 // BenchmarkSplitAfterAsk: Split of a 43 MB state after an edit like an
-// ask's (a few overwrites and one row of 4 KB inserted), against the
-// previous state's chunks.
+// ask's (a few overwrites, one row of 4 KB inserted, and 72 bytes more
+// near the end), against the previous state's chunks.
 func BenchmarkSplitAfterAsk(b *testing.B) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	a := randomBytes(rng, 43<<20)
@@ -214,6 +214,7 @@ func BenchmarkSplitAfterAsk(b *testing.B) {
 	copy(next[100:], randomBytes(rng, 200))
 	copy(next[20<<20:], randomBytes(rng, 8))
 	next = slices.Insert(next, 30<<20, randomBytes(rng, 4096)...)
+	next = slices.Insert(next, len(next)-5000, randomBytes(rng, 72)...)
 	b.SetBytes(int64(len(next)))
 	for b.Loop() {
 		Split(next, prev)
