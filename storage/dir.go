@@ -293,7 +293,7 @@ func (d *Dir) DeleteStudy(ctx context.Context, name string) error {
 	if err := os.Remove(path); err != nil {
 		return fmt.Errorf("storage: delete study %q: %w", name, err)
 	}
-	for _, side := range []string{AttrsPath(path), SnapshotPath(path)} {
+	for _, side := range []string{AttrsPath(path), SnapshotPath(path), RecordCachePath(path)} {
 		if err := os.Remove(side); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("storage: delete study %q: %w", name, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -61,6 +62,16 @@ type JournalStore struct {
 	records []Record
 	tracker *tracker
 	closed  bool
+
+	// The records cache (recordcache.go): sum is the CRC-32C of the
+	// file's first off bytes; cached the records a cache covers (read or
+	// written by this store), decoded the records decoded from JSON lines
+	// since; appended whether this store has appended records, after
+	// which it writes no cache (it holds them as written, not as read).
+	sum      uint32
+	cached   int
+	decoded  int
+	appended bool
 }
 
 // JournalStoreOptions are the options of [OpenJournalStore]; the zero value
@@ -203,6 +214,9 @@ func (s *JournalStore) catchUp(locked bool) error {
 	if _, err := s.f.ReadAt(buf, s.off); err != nil {
 		return fmt.Errorf("storage: %s: read: %w", s.path, err)
 	}
+	if s.off == 0 {
+		buf = s.fromCache(buf)
+	}
 	// One growth of the records for the lines read, not a doubling
 	// series: a long journal is read whole by every command.
 	lines := bytes.Count(buf, []byte{'\n'})
@@ -260,9 +274,11 @@ func (s *JournalStore) catchUp(locked bool) error {
 				return lerr(err)
 			}
 			s.records = append(s.records, rec)
+			s.decoded++
 		}
 		s.lines++
 		s.off += int64(len(line))
+		s.sum = crc32.Update(s.sum, castagnoli, line)
 		buf = buf[min(len(line), len(buf)):]
 	}
 	return nil
@@ -363,6 +379,7 @@ func (s *JournalStore) Update(ctx context.Context, name string, from int, fn fun
 	if err := s.load(name, true); err != nil {
 		return nil, err
 	}
+	s.writeCacheDue()
 	from = min(max(from, 0), len(s.records))
 	out, err := fn(View{From: from, New: slices.Clone(s.records[from:]), Stale: s.stale()})
 	if err != nil {
@@ -394,10 +411,65 @@ func (s *JournalStore) Update(ctx context.Context, name string, from int, fn fun
 		return nil, fmt.Errorf("storage: study %q: append to %s: sync: %w", name, s.path, err)
 	}
 	s.off += int64(len(buf))
+	s.sum = crc32.Update(s.sum, castagnoli, buf)
 	s.lines += len(add)
 	s.records = append(s.records, add...)
 	s.tracker = next
+	s.appended = true
 	return result, nil
+}
+
+// fromCache takes the records of the journal's records cache when it
+// covers the start of buf, the file read from its first byte: it parses
+// the header line, adds the cached records, and returns the bytes after
+// them. Without a cache that matches, it returns buf, whose lines
+// catchUp then decodes. s.mu is held; nothing has been read yet.
+func (s *JournalStore) fromCache(buf []byte) []byte {
+	raw, err := readRegular(RecordCachePath(s.path), int64(len(buf))*4+1<<20)
+	if err != nil {
+		return buf
+	}
+	c, err := decodeRecordCache(raw)
+	if err != nil || c.off > int64(len(buf)) || crc32.Checksum(buf[:c.off], castagnoli) != c.sum {
+		return buf
+	}
+	i := bytes.IndexByte(buf, '\n')
+	if i < 0 || int64(i) >= c.off {
+		return buf
+	}
+	h, err := parseHeader(bytes.TrimSpace(buf[:i+1]))
+	if err != nil {
+		return buf
+	}
+	t := newTracker()
+	t.completed = slices.Grow(t.completed, len(c.records)/2)
+	for _, r := range c.records {
+		if t.addOwned(r) != nil {
+			return buf
+		}
+	}
+	s.header, s.records, s.tracker = h, c.records, t
+	s.off, s.lines, s.sum, s.cached = c.off, c.lines, c.sum, len(c.records)
+	return buf[c.off:]
+}
+
+// writeCacheDue writes the records cache when this store decoded enough
+// JSON lines since the last one (cacheMinLines, and an eighth of what the
+// cache covers) and has not appended records itself. A cache that cannot
+// be written is skipped: it only saves time. s.mu and the file's lock are
+// held.
+func (s *JournalStore) writeCacheDue() {
+	if s.appended || s.decoded < max(cacheMinLines, s.cached/8) {
+		return
+	}
+	b, ok := recordCacheFor(s.off, s.lines, s.sum, s.records)
+	if !ok {
+		s.appended = true // this journal is read without a cache
+		return
+	}
+	if writeFileVia(s.path, RecordCachePath(s.path), [][]byte{b}) == nil {
+		s.cached, s.decoded = len(s.records), 0
+	}
 }
 
 // Heartbeat implements [Storage]. It does nothing: on one machine a trial's
