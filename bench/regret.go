@@ -27,10 +27,10 @@ type RegretVariant struct {
 
 // RegretVariants are the optimizers of the regret benchmark
 // (docs/optimizer.md), by name:
-//   - "bkb": the current defaults (version 9: growing candidates, ARD
+//   - "bkb": the current defaults (version 10: growing candidates, ARD
 //     fits, BKB, exploration decaying with the budget, noise handling, the
-//     long-study engine, output warping, local steps and the rules for
-//     many parameters);
+//     long-study engine, output warping, local steps, the rules for many
+//     parameters and version 10's two rules for noisy values);
 //   - "bkb-v4": version 4, the defaults before version 8;
 //   - "bkb-v3": version 3 defaults (BKB's fitted noise floored at 1e-3,
 //     no noise handling);
