@@ -309,6 +309,7 @@ func NewLedger() *Ledger { return &Ledger{t: newTracker()} }
 // Add appends records read from a store, checking each as Summarize does;
 // on error the ledger holds the records before the offending one.
 func (l *Ledger) Add(recs ...Record) error {
+	l.records = slices.Grow(l.records, len(recs))
 	for _, r := range recs {
 		if err := r.Validate(); err != nil {
 			return fmt.Errorf("storage: record %d: invalid %s record for trial %d: %w", len(l.records), r.Kind, r.Trial, err)

@@ -74,6 +74,18 @@ type study struct {
 	mu     sync.Mutex // one Update at a time per study in this process
 	id     int64
 	ledger *storage.Ledger
+
+	// read holds the records a Records call read from the first one of
+	// study readID (committed records, in order), for the next Update to
+	// take into its ledger instead of reading them again: a command reads
+	// the records when it loads the study and then updates it once, and
+	// on a study of 10,000 trials the second read of its 20,000 records
+	// was about a fifth of `bkb ask`'s CPU, and as much of the server's.
+	// Guarded by readMu, not mu, which an Update holds for its whole
+	// transaction.
+	readMu sync.Mutex
+	readID int64
+	read   []storage.Record
 }
 
 // Open connects to the database at url (a PostgreSQL URL or keyword/value
@@ -386,13 +398,19 @@ func (s *Store) Records(ctx context.Context, name string, from int) ([]storage.R
 				return err
 			}
 			out, err = readRecords(ctx, tx, id, max(from, 0))
+			if err == nil && from <= 0 {
+				st := s.study(name)
+				st.readMu.Lock()
+				st.readID, st.read = id, out
+				st.readMu.Unlock()
+			}
 			return err
 		})
 	})
 	if err != nil {
 		return nil, err
 	}
-	return out, nil
+	return slices.Clone(out), nil
 }
 
 // Heartbeat implements storage.Storage: it sets the heartbeat time of the
@@ -463,7 +481,20 @@ func (s *Store) Update(ctx context.Context, name string, from int, fn func(stora
 			st.id, st.ledger, sent = id, storage.NewLedger(), nil
 		}
 		// Records read under the lock are committed: they join the
-		// ledger whatever becomes of this transaction.
+		// ledger whatever becomes of this transaction. So do those a
+		// Records call read (committed too, from the first), read again
+		// only from where they end.
+		st.readMu.Lock()
+		if st.readID == id && len(st.read) > st.ledger.Len() {
+			if err := st.ledger.Add(st.read[st.ledger.Len():]...); err != nil {
+				st.id = -1
+				st.read = nil
+				st.readMu.Unlock()
+				return permanent{fmt.Errorf("postgres: study %q: stored records: %w", name, err)}
+			}
+		}
+		st.read = nil
+		st.readMu.Unlock()
 		recs, err := readRecords(ctx, tx, id, st.ledger.Len())
 		if err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -416,5 +417,63 @@ func TestOutageGrace(t *testing.T) {
 	}
 	if got := staleNow(); len(got) != 0 {
 		t.Errorf("View.Stale = %v right after a restart, want none (the outage is not the worker's)", got)
+	}
+}
+
+// TestRecordsThenUpdate: an Update after a Records call of the same Store
+// (which takes the records it read instead of reading them again) sees
+// every record: those Records read, those another Store added in between,
+// and a study dropped and created again under the same name is read
+// afresh.
+func TestRecordsThenUpdate(t *testing.T) {
+	u := newSchema(t)
+	a, b := openStore(t, u, postgres.Options{}), openStore(t, u, postgres.Options{})
+	ctx := context.Background()
+	y := 1.0
+	trial := func(s storage.Storage, i int) {
+		t.Helper()
+		if _, err := s.Update(ctx, "s", 0, func(storage.View) ([]storage.Record, error) {
+			return []storage.Record{{Kind: storage.KindAsk, Trial: i, Arm: -1, X: []float64{float64(i)}},
+				{Kind: storage.KindTell, Trial: i, Arm: -1, X: []float64{float64(i)}, Y: &y}}, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := func(s storage.Storage) []int {
+		t.Helper()
+		var got []int
+		if _, err := s.Update(ctx, "s", 0, func(v storage.View) ([]storage.Record, error) {
+			for _, r := range v.New {
+				if r.Kind == storage.KindAsk {
+					got = append(got, r.Trial)
+				}
+			}
+			return nil, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	for round := 0; round < 2; round++ {
+		if _, err := a.CreateStudy(ctx, "s", nil); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 5; i++ {
+			trial(a, i)
+		}
+		if recs, err := b.Records(ctx, "s", 0); err != nil || len(recs) != 10 {
+			t.Fatalf("round %d: %d records (%v), want 10", round, len(recs), err)
+		}
+		trial(a, 5)
+		if got := seen(b); !slices.Equal(got, []int{0, 1, 2, 3, 4, 5}) {
+			t.Fatalf("round %d: the Update after Records sees trials %v, want 0-5", round, got)
+		}
+		trial(b, 6)
+		if got := seen(a); !slices.Equal(got, []int{0, 1, 2, 3, 4, 5, 6}) {
+			t.Fatalf("round %d: the other store sees trials %v, want 0-6", round, got)
+		}
+		if err := a.DeleteStudy(ctx, "s"); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
