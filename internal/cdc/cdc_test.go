@@ -220,3 +220,27 @@ func BenchmarkSplitAfterAsk(b *testing.B) {
 		Split(next, prev)
 	}
 }
+
+// TestCombine: Combine of two parts' CRC-32Cs is hash/crc32's CRC-32C of
+// their concatenation, for empty, short and long parts and every split
+// of a short string.
+func TestCombine(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(8, 8))
+	b := randomBytes(rng, 3<<20)
+	splits := []int{0, 1, 7, 4096, 1 << 20, len(b) - 1, len(b)}
+	for i := 0; i < 300; i++ {
+		splits = append(splits, i)
+	}
+	for _, k := range splits {
+		a, c := b[:k], b[k:]
+		if i := min(len(c), 300); k < 300 {
+			c = c[:i]
+		}
+		want := crc32.Checksum(append(append([]byte(nil), a...), c...), Castagnoli)
+		got := Combine(crc32.Checksum(a, Castagnoli), crc32.Checksum(c, Castagnoli), int64(len(c)))
+		if got != want {
+			t.Fatalf("split at %d (%d + %d bytes): Combine %08x, CRC-32C of the whole %08x", k, len(a), len(c), got, want)
+		}
+	}
+}

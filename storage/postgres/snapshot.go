@@ -32,7 +32,6 @@ const snapshotLock = 0x626b63
 // correctness, so a study deleted meanwhile is not an error the caller
 // must handle differently from any other.
 func (s *Store) SaveSnapshot(ctx context.Context, name string, snap storage.Snapshot) error {
-	sum := crc32.Checksum(snap.Data, cdc.Castagnoli)
 	return s.retry(ctx, "save the snapshot of study "+strconv.Quote(name), func() error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			var id int64
@@ -56,7 +55,8 @@ func (s *Store) SaveSnapshot(ctx context.Context, name string, snap storage.Snap
 				prev, _ = cdc.ParseRefs(old[4:])
 			}
 			chunks := cdc.Split(snap.Data, prev)
-			list := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+cdc.RefSize*len(chunks)), sum)
+			// The data's CRC-32C, from its chunks'.
+			list := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+cdc.RefSize*len(chunks)), cdc.Sum(chunks))
 			ids := make([][]byte, len(chunks))
 			for i, c := range chunks {
 				list = cdc.AppendRef(list, c)
@@ -179,7 +179,8 @@ func (s *Store) LoadSnapshot(ctx context.Context, name string, withData bool) (s
 			if k != len(refs) {
 				return bad("chunk missing")
 			}
-			if crc32.Checksum(data, cdc.Castagnoli) != binary.LittleEndian.Uint32(chunks) {
+			// The data's CRC-32C from its chunks' (each checked above).
+			if cdc.Sum(refs) != binary.LittleEndian.Uint32(chunks) {
 				return bad("checksum mismatch")
 			}
 			snap.Data = data
