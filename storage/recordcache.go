@@ -3,6 +3,7 @@ package storage
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"math"
 	"reflect"
@@ -260,4 +261,27 @@ func recordCacheFor(off int64, lines int, sum uint32, records []Record) ([]byte,
 		return nil, false
 	}
 	return b, true
+}
+
+// WriteRecordCache writes the records cache of the journal at path now,
+// whatever the number of its records (a command writes one only when it
+// decoded enough lines, see cacheMinLines): for tests that need a cache
+// on a small journal, and for tools that finish a study and want the next
+// command to find one.
+func WriteRecordCache(path string) error {
+	s, err := OpenJournalStore(path)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.load("", false); err != nil {
+		return err
+	}
+	b, ok := recordCacheFor(s.off, s.lines, s.sum, s.records)
+	if !ok {
+		return fmt.Errorf("storage: %s: its records do not decode back equal from a cache (a time in a zone written otherwise): no cache", path)
+	}
+	return writeFileVia(path, RecordCachePath(path), [][]byte{b})
 }

@@ -289,9 +289,39 @@ func (e *matrixEnv) evaluations() int {
 	return n
 }
 
-// interrupt does what comes between the phases.
-func (e *matrixEnv) interrupt(stale []byte) {
+// interrupt does what comes between the phases. On a journal it first
+// writes the records cache (a study of this size has too few records for
+// a command to write one), so that the second phase reads through it,
+// and then does to the cache what it does to the snapshot: removes it
+// (snapmissing), damages it (snapdamaged) or puts back an older one
+// (snapstale).
+func (e *matrixEnv) interrupt(stale, staleCache []byte) {
 	snap := storage.SnapshotPath(e.journal())
+	if e.sc.Store != "memory" && e.sc.Store != "postgres" {
+		cache := storage.RecordCachePath(e.journal())
+		if err := storage.WriteRecordCache(e.journal()); err != nil {
+			e.t.Fatal(err)
+		}
+		switch e.sc.Interrupt {
+		case "snapmissing":
+			os.Remove(cache)
+		case "snapdamaged":
+			b, err := os.ReadFile(cache)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			b[len(b)/2] ^= 0x5a
+			if err := os.WriteFile(cache, b, 0o644); err != nil {
+				e.t.Fatal(err)
+			}
+		case "snapstale":
+			if staleCache != nil {
+				if err := os.WriteFile(cache, staleCache, 0o644); err != nil {
+					e.t.Fatal(err)
+				}
+			}
+		}
+	}
 	switch e.sc.Interrupt {
 	case "snapmissing":
 		e.dropSnapshot()
@@ -483,13 +513,19 @@ func runScenario(t *testing.T, sc scenario, pgURL string) [][]float64 {
 	e.writeFiles()
 	e.cfg = e.config()
 	e.phase(sc.DoorA, true, matrixK, 0, sc.Interrupt == "crash")
-	var stale []byte
+	var stale, staleCache []byte
 	if sc.Interrupt == "snapstale" && sc.Store != "memory" && sc.Store != "postgres" {
-		// A snapshot older than the records: the study's first one.
+		// A snapshot older than the records: the study's first one; and
+		// a records cache older than the records, which covers the
+		// journal's first bytes only.
 		stale, _ = os.ReadFile(storage.SnapshotPath(e.journal()))
+		if err := storage.WriteRecordCache(e.journal()); err != nil {
+			t.Fatal(err)
+		}
+		staleCache, _ = os.ReadFile(storage.RecordCachePath(e.journal()))
 		e.phase("go", false, matrixK+5, 0, false)
 	}
-	e.interrupt(stale)
+	e.interrupt(stale, staleCache)
 	extend := 0
 	if sc.Interrupt == "extend" {
 		e.phase(sc.DoorB, false, matrixB0, 0, false)
