@@ -77,15 +77,6 @@ func TestCutsFixed(t *testing.T) {
 	}
 }
 
-func BenchmarkSplit(b *testing.B) {
-	rng := rand.New(rand.NewPCG(4, 4))
-	data := randomBytes(rng, 43<<20)
-	b.SetBytes(int64(len(data)))
-	for b.Loop() {
-		Split(data, nil)
-	}
-}
-
 // TestRefsRoundTrip: a list of refs encodes and decodes to itself; a
 // list of another length, or with a length out of range, is refused.
 func TestRefsRoundTrip(t *testing.T) {
@@ -203,10 +194,11 @@ func TestSplitSkipsKnownChunks(t *testing.T) {
 	}
 }
 
-// BenchmarkSplitAfterAsk: Split of a 43 MB state after an edit like an
-// ask's (a few overwrites, one row of 4 KB inserted, and 72 bytes more
-// near the end), against the previous state's chunks.
-func BenchmarkSplitAfterAsk(b *testing.B) {
+// BenchmarkSplit: Split of a 43 MB state on its own (every byte hashed),
+// and after an edit like an ask's (a few overwrites, one row of 4 KB
+// inserted, and 72 bytes more near the end) against the previous state's
+// chunks.
+func BenchmarkSplit(b *testing.B) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	a := randomBytes(rng, 43<<20)
 	prev := Split(a, nil)
@@ -215,9 +207,16 @@ func BenchmarkSplitAfterAsk(b *testing.B) {
 	copy(next[20<<20:], randomBytes(rng, 8))
 	next = slices.Insert(next, 30<<20, randomBytes(rng, 4096)...)
 	next = slices.Insert(next, len(next)-5000, randomBytes(rng, 72)...)
-	b.SetBytes(int64(len(next)))
-	for b.Loop() {
-		Split(next, prev)
+	for _, c := range []struct {
+		name string
+		prev []Ref
+	}{{"alone", nil}, {"after an ask", prev}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(next)))
+			for b.Loop() {
+				Split(next, c.prev)
+			}
+		})
 	}
 }
 
