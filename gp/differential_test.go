@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"testing"
@@ -506,6 +507,27 @@ func runDiff(t *testing.T, c diffCase, fail func(string, ...any)) (res diffResul
 		if math.Float64bits(bm[j]) != math.Float64bits(predM[j]) || math.Float64bits(bv[j]) != math.Float64bits(predV[j]) {
 			fail("PredictBatch at point %d: (%v, %v), Predict (%v, %v)", j, bm[j], bv[j], predM[j], predV[j])
 			break
+		}
+	}
+	// EmbedMulti (a rebuild's rows in groups): Embed's floats, bit for
+	// bit, the dictionary's own points (twins) among them.
+	xs := slices.Clone(q)
+	for j := 0; j < g.ny.Size(); j++ {
+		xs = append(xs, g.ny.Point(j))
+	}
+	zs := make([][]float64, len(xs))
+	for j := range zs {
+		zs[j] = make([]float64, g.ny.Size())
+	}
+	g.ny.EmbedMulti(zs, xs)
+	one := make([]float64, g.ny.Size())
+	for j, x := range xs {
+		g.ny.Embed(one, x)
+		for a := range one {
+			if math.Float64bits(one[a]) != math.Float64bits(zs[j][a]) {
+				fail("EmbedMulti at point %d, coordinate %d: %v, Embed %v", j, a, zs[j][a], one[a])
+				break
+			}
 		}
 	}
 	for _, i := range g.observed {

@@ -522,6 +522,10 @@ func nearDependent(d2, kxx float64) bool { return !(d2 >= nearPivot(kxx, pivotNo
 // against and the "paper" mode of the benchmarks.
 func (g *DTC) Rebuild() error { return g.rebuild() }
 
+// rebuildGroup is the number of rows a rebuild solves together (as
+// PredictBatch scores candidates: chol.Factor.SolveLMulti).
+const rebuildGroup = 8
+
 func (g *DTC) rebuild() error {
 	g.obsPending = false // everything is recomputed
 	g.rebuilds++
@@ -531,11 +535,22 @@ func (g *DTC) rebuild() error {
 	m := g.ny.Size()
 	r.ensureCoords(m)
 	r.m = m
+	// The rows in groups of rebuildGroup: Embed's floats, with one pass
+	// over L per group (Nystrom.EmbedMulti).
 	parallelFor(r.n(), func(lo, hi int) {
-		z := make([]float64, m)
-		for j := lo; j < hi; j++ {
-			g.ny.Embed(z, r.point(j))
-			r.store(j, z)
+		zs, xs := make([][]float64, rebuildGroup), make([][]float64, rebuildGroup)
+		for i := range zs {
+			zs[i] = make([]float64, m)
+		}
+		for j := lo; j < hi; j += rebuildGroup {
+			k := min(rebuildGroup, hi-j)
+			for i := 0; i < k; i++ {
+				xs[i] = r.point(j + i)
+			}
+			g.ny.EmbedMulti(zs[:k], xs[:k])
+			for i := 0; i < k; i++ {
+				r.store(j+i, zs[i])
+			}
 		}
 	})
 	g.ensureV(m)
@@ -554,7 +569,9 @@ func (g *DTC) rebuild() error {
 		w := float64(g.count[j])
 		for a := 0; a < m; a++ {
 			wa := w * z[a]
-			va := g.v[a*vs : a*vs+m]
+			// The lower triangle only: Factorize reads nothing else of
+			// V, and each of its entries is summed as before.
+			va := g.v[a*vs : a*vs+a+1]
 			for c := range va {
 				va[c] += wa * z[c]
 			}
@@ -572,24 +589,33 @@ func (g *DTC) rebuild() error {
 	defer func() { g.clamps += int(clamped.Load()) }()
 	legacy := g.ny.legacy
 	parallelFor(r.n(), func(lo, hi int) {
-		q, z := make([]float64, m), make([]float64, m)
-		for j := lo; j < hi; j++ {
-			r.load(z, j, m)
-			copy(q, z)
-			g.vf.SolveL(q)
-			// The residual is not clamped on its own: see Predict.
-			res := r.kdiag[j] - dot(z, z)
-			if legacy && res < 0 {
-				res = 0
-				clamped.Add(1)
+		qs, zs := make([][]float64, rebuildGroup), make([][]float64, rebuildGroup)
+		for i := range qs {
+			qs[i], zs[i] = make([]float64, m), make([]float64, m)
+		}
+		for j0 := lo; j0 < hi; j0 += rebuildGroup {
+			k := min(rebuildGroup, hi-j0)
+			for i := 0; i < k; i++ {
+				r.load(zs[i], j0+i, m)
+				copy(qs[i], zs[i])
 			}
-			v := res/g.lambda + dot(q, q)
-			if v < 0 {
-				v = 0
-				clamped.Add(1)
+			g.vf.SolveLMulti(qs[:k]) // SolveL's floats, one pass over V's factor
+			for i := 0; i < k; i++ {
+				j, q, z := j0+i, qs[i], zs[i]
+				// The residual is not clamped on its own: see Predict.
+				res := r.kdiag[j] - dot(z, z)
+				if legacy && res < 0 {
+					res = 0
+					clamped.Add(1)
+				}
+				v := res/g.lambda + dot(q, q)
+				if v < 0 {
+					v = 0
+					clamped.Add(1)
+				}
+				r.vari[j] = v
+				r.mean[j] = dot(g.beta, z)
 			}
-			r.vari[j] = v
-			r.mean[j] = dot(g.beta, z)
 		}
 	})
 	return nil

@@ -154,6 +154,29 @@ func (n *Nystrom) Embed(dst, x []float64) (residual float64) {
 	return kernel.Diag(n.k, x) - ss
 }
 
+// EmbedMulti writes z(xs[i]) into dsts[i] for every i, the floats Embed
+// writes one at a time: the kernel columns first, then the triangular
+// solves in one pass over L for the group (chol.Factor.SolveLMulti, which
+// computes SolveL's floats), so that a rebuild of thousands of rows reads
+// L once per group instead of once per row. Twins of a pivot take
+// Embed's own path. The residuals are not returned.
+func (n *Nystrom) EmbedMulti(dsts, xs [][]float64) {
+	m := n.Size()
+	group := dsts[:0:0]
+	for i, x := range xs {
+		if len(x) != n.dim {
+			panic(fmt.Sprintf("gp: point has dimension %d, want %d", len(x), n.dim))
+		}
+		if n.twinRows && n.twin(x) >= 0 {
+			n.Embed(dsts[i], x)
+			continue
+		}
+		n.KernelColumn(dsts[i][:m], x)
+		group = append(group, dsts[i][:m])
+	}
+	n.l.SolveLMulti(group)
+}
+
 // Add appends x to S. z must be z(x) under the current S (as from Embed),
 // or nil to compute it. It returns the new pivot d = sqrt(k(x,x)-||z||^2)
 // (floored by jitter when x is numerically in the span of S): every
