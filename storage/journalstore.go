@@ -66,12 +66,13 @@ type JournalStore struct {
 	// The records cache (recordcache.go): sum is the CRC-32C of the
 	// file's first off bytes; cached the records a cache covers (read or
 	// written by this store), decoded the records decoded from JSON lines
-	// since; appended whether this store has appended records, after
-	// which it writes no cache (it holds them as written, not as read).
-	sum      uint32
-	cached   int
-	decoded  int
-	appended bool
+	// since; noCache that this store writes no cache: it has appended
+	// records (it holds them as written, not as read), or its records do
+	// not decode back equal from one.
+	sum     uint32
+	cached  int
+	decoded int
+	noCache bool
 }
 
 // JournalStoreOptions are the options of [OpenJournalStore]; the zero value
@@ -415,7 +416,7 @@ func (s *JournalStore) Update(ctx context.Context, name string, from int, fn fun
 	s.lines += len(add)
 	s.records = append(s.records, add...)
 	s.tracker = next
-	s.appended = true
+	s.noCache = true
 	return result, nil
 }
 
@@ -455,16 +456,16 @@ func (s *JournalStore) fromCache(buf []byte) []byte {
 
 // writeCacheDue writes the records cache when this store decoded enough
 // JSON lines since the last one (cacheMinLines, and an eighth of what the
-// cache covers) and has not appended records itself. A cache that cannot
+// cache covers) and may write one (noCache). A cache that cannot
 // be written is skipped: it only saves time. s.mu and the file's lock are
 // held.
 func (s *JournalStore) writeCacheDue() {
-	if s.appended || s.decoded < max(cacheMinLines, s.cached/8) {
+	if s.noCache || s.decoded < max(cacheMinLines, s.cached/8) {
 		return
 	}
 	b, ok := recordCacheFor(s.off, s.lines, s.sum, s.records)
 	if !ok {
-		s.appended = true // this journal is read without a cache
+		s.noCache = true
 		return
 	}
 	if writeFileVia(s.path, RecordCachePath(s.path), [][]byte{b}) == nil {
