@@ -61,11 +61,16 @@ func (r *refiner) noiseShare() (float64, bool) {
 	if r.hp == nil {
 		return 0, false
 	}
-	n, s := r.hp.NoiseVariance, r.hp.SignalVariance
-	if !(n+s > 0) {
+	return noiseShareOf(r.hp.NoiseVariance, r.hp.SignalVariance)
+}
+
+// noiseShareOf is a fit's noise share noise/(signal + noise), false when
+// the sum is not positive.
+func noiseShareOf(noise, signal float64) (float64, bool) {
+	if !(noise+signal > 0) {
 		return 0, false
 	}
-	return n / (n + s), true
+	return noise / (noise + signal), true
 }
 
 // scalesByWideness reports whether the budget-aware beta is scaled by
@@ -188,8 +193,10 @@ func (r *refiner) unwarpedForGood(fits []FitResult) bool {
 	for _, f := range fits {
 		switch {
 		case f.Observations <= noisyDictionaryMax:
-		case f.Warped && f.NoiseVariance+f.SignalVariance > 0 && f.NoiseVariance/(f.NoiseVariance+f.SignalVariance) > noiseShareHeavy:
-			heavy = true
+		case f.Warped:
+			if rho, ok := noiseShareOf(f.NoiseVariance, f.SignalVariance); ok && rho > noiseShareHeavy {
+				heavy = true
+			}
 		case heavy && !f.Warped && f.NoiseVariance > noiseFoundVariance:
 			return true
 		}

@@ -463,14 +463,26 @@ func (s *JournalStore) writeCacheDue() {
 	if s.noCache || s.decoded < max(cacheMinLines, s.cached/8) {
 		return
 	}
+	if err := s.writeCache(); errors.Is(err, errInexactCache) {
+		s.noCache = true
+	}
+}
+
+// errInexactCache: the records do not decode back equal from a cache.
+var errInexactCache = errors.New("its records do not decode back equal from a cache (a time in a zone written otherwise): no cache")
+
+// writeCache writes the records cache of what the store has read. s.mu
+// is held.
+func (s *JournalStore) writeCache() error {
 	b, ok := recordCacheFor(s.off, s.lines, s.sum, s.records)
 	if !ok {
-		s.noCache = true
-		return
+		return errInexactCache
 	}
-	if writeFileVia(s.path, RecordCachePath(s.path), [][]byte{b}) == nil {
-		s.cached, s.decoded = len(s.records), 0
+	if err := writeFileVia(s.path, RecordCachePath(s.path), [][]byte{b}); err != nil {
+		return err
 	}
+	s.cached, s.decoded = len(s.records), 0
+	return nil
 }
 
 // Heartbeat implements [Storage]. It does nothing: on one machine a trial's

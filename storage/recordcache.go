@@ -279,9 +279,8 @@ func WriteRecordCache(path string) error {
 	if err := s.load("", false); err != nil {
 		return err
 	}
-	b, ok := recordCacheFor(s.off, s.lines, s.sum, s.records)
-	if !ok {
-		return fmt.Errorf("storage: %s: its records do not decode back equal from a cache (a time in a zone written otherwise): no cache", path)
+	if err := s.writeCache(); err != nil {
+		return fmt.Errorf("storage: %s: %w", path, err)
 	}
-	return writeFileVia(path, RecordCachePath(path), [][]byte{b})
+	return nil
 }

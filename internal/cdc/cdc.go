@@ -18,6 +18,7 @@ package cdc
 import (
 	"crypto/rand"
 	"hash/crc32"
+	"slices"
 )
 
 // Sizes of a chunk: at least MinSize bytes (the hash is not read before),
@@ -128,12 +129,11 @@ func Split(b []byte, prev []Ref) []Ref {
 	shift := 0 // the offset in b minus the offset in prev of the last chunk recognized
 	// aligned returns the chunk of prev that b holds at off, if any.
 	aligned := func(off int) (Ref, bool) {
-		tried := [3]int{-1, -1, -1}
-		for k, o := range [3]int{off - shift, off, off - (len(b) - oldLen)} {
-			if o < 0 || o == tried[0] || o == tried[1] {
+		starts3 := [3]int{off - shift, off, off - (len(b) - oldLen)}
+		for k, o := range starts3 {
+			if o < 0 || slices.Contains(starts3[:k], o) {
 				continue
 			}
-			tried[k] = o
 			i, ok := starts[o]
 			if !ok {
 				continue
