@@ -13,6 +13,12 @@ type OpenOptions struct {
 	// HeartbeatGrace is how long a pending trial may go without a
 	// heartbeat before it is stale (storages that heartbeat; 0: theirs).
 	HeartbeatGrace time.Duration
+	// CacheDir is a directory on this machine where a storage reached
+	// over the network may keep what it read (storage/postgres: a
+	// study's records and snapshot chunks), so that the next process
+	// reads only what changed; "" for none. Journals ignore it: their
+	// records cache lies beside the journal (RecordCachePath).
+	CacheDir string
 }
 
 // A kind is a storage that Open can open from a location.

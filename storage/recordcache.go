@@ -252,6 +252,41 @@ func decodeRecordCache(b []byte) (recordCache, error) {
 // zone that MarshalText writes differently from the journal, say): such a
 // journal is read without a cache.
 func recordCacheFor(off int64, lines int, sum uint32, records []Record) ([]byte, bool) {
+	return MarshalRecordCache(RecordCacheKey{Off: off, Lines: lines, Sum: sum}, records)
+}
+
+// RecordCacheKey names the records a records cache holds. A journal's
+// cache holds the records of the journal's first Off bytes, Lines lines
+// (its header included) of CRC-32C Sum; another storage puts its own
+// name of a study's records there (storage/postgres: the study's id in
+// Off and its creation time, in microseconds since 1970, in Lines). Off
+// is at least 0 and Lines at least 1.
+type RecordCacheKey struct {
+	Off   int64
+	Lines int
+	Sum   uint32
+}
+
+// UnmarshalRecordCache reads a records cache made by MarshalRecordCache,
+// or reports that b is not one (another layout, or damaged: the cache's
+// CRC-32C is checked).
+func UnmarshalRecordCache(b []byte) (RecordCacheKey, []Record, error) {
+	c, err := decodeRecordCache(b)
+	if err != nil {
+		return RecordCacheKey{}, nil, err
+	}
+	return RecordCacheKey{Off: c.off, Lines: c.lines, Sum: c.sum}, c.records, nil
+}
+
+// MarshalRecordCache returns the records cache of records under key, in
+// the binary form of a journal's (RecordCachePath), or false when
+// decoding it back would not give the same records (a time that
+// MarshalText writes in another zone, say): such records are not cached.
+func MarshalRecordCache(key RecordCacheKey, records []Record) ([]byte, bool) {
+	off, lines, sum := key.Off, key.Lines, key.Sum
+	if off < 0 || lines < 1 {
+		return nil, false
+	}
 	b, ok := encodeRecordCache(off, lines, sum, records)
 	if !ok {
 		return nil, false

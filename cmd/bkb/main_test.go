@@ -50,6 +50,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// Commands on PostgreSQL keep their local cache in the test's
+	// directory, not the user's.
+	os.Setenv(cacheDirEnv, filepath.Join(dir, "cache"))
 	bkbBin = filepath.Join(dir, "bkb")
 	if err := os.Symlink(exe, bkbBin); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -212,7 +212,9 @@ func (e *matrixEnv) open(grace ...bool) storage.Storage {
 	case "memory":
 		st = noClose{e.mem}
 	case "postgres":
-		opt := postgres.Options{}
+		// Every door on PostgreSQL keeps the commands' local cache
+		// (localCacheDir, the test's directory: TestMain).
+		opt := postgres.Options{CacheDir: localCacheDir()}
 		if len(grace) > 0 && grace[0] {
 			opt.HeartbeatGrace = 1e6 // 1 ms: a crashed run's trial is stale at once
 		}
@@ -322,6 +324,9 @@ func (e *matrixEnv) interrupt(stale, staleCache []byte) {
 			}
 		}
 	}
+	if e.sc.Store == "postgres" {
+		e.interruptCache()
+	}
 	switch e.sc.Interrupt {
 	case "snapmissing":
 		e.dropSnapshot()
@@ -390,6 +395,32 @@ func (e *matrixEnv) interrupt(stale, staleCache []byte) {
 			e.t.Fatal(err)
 		}
 		e.bkb(append(args, "--to", e.journal())...)
+	}
+}
+
+// interruptCache does to the local cache of a study on PostgreSQL
+// (postgres.Options.CacheDir) what interrupt does to its snapshot: removes
+// it (snapmissing) or damages a cached chunk and the cached records
+// (snapdamaged); a cache left by the first phase is behind the database
+// in every other case.
+func (e *matrixEnv) interruptCache() {
+	st := e.open()
+	defer st.Close()
+	dir := st.(*postgres.Store).CacheDir(e.name)
+	switch e.sc.Interrupt {
+	case "snapmissing":
+		os.RemoveAll(dir)
+	case "snapdamaged":
+		chunks, _ := filepath.Glob(filepath.Join(dir, "chunks", "*"))
+		for _, f := range append(chunks[:min(len(chunks), 1)], filepath.Join(dir, "records")) {
+			if b, err := os.ReadFile(f); err == nil && len(b) > 0 {
+				b[len(b)/2] ^= 0x5a
+				if err := os.WriteFile(f, b, 0o600); err != nil {
+					e.t.Fatal(err)
+				}
+				e.t.Logf("damaged the local cache's %s", filepath.Base(f))
+			}
+		}
 	}
 }
 

@@ -49,7 +49,7 @@ func (c catalogFlags) open(ctx context.Context, cmd string) (storage.Storage, st
 		}
 		describe := redactURL(c.storage) // also remembers the password for maskSecrets
 		secrets := urlSecrets(c.storage)
-		st, err := storage.OpenLocation(ctx, c.storage, storage.OpenOptions{HeartbeatGrace: c.grace})
+		st, err := storage.OpenLocation(ctx, c.storage, storage.OpenOptions{HeartbeatGrace: c.grace, CacheDir: localCacheDir()})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, "", nil, errInterrupted

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -24,7 +26,30 @@ type where struct {
 // register adds --study and --storage to fs.
 func (w *where) register(fs *pflag.FlagSet, studyHelp string) {
 	fs.StringVar(&w.study, "study", "", studyHelp+"; with --storage, the study's name")
-	fs.StringVar(&w.storage, "storage", "", "PostgreSQL URL (postgres://user:pass@host/db) holding the study, for workers on many machines; default: the journal file --study")
+	fs.StringVar(&w.storage, "storage", "", "PostgreSQL URL (postgres://user:pass@host/db) holding the study, for workers on many machines (what a command reads is cached on this machine under $"+cacheDirEnv+", default the user cache directory's bkb/; "+cacheDirEnv+"=off for none); default: the journal file --study")
+}
+
+// cacheDirEnv names the environment variable that sets where commands keep
+// what they read from PostgreSQL (storage.OpenOptions.CacheDir).
+const cacheDirEnv = "BKB_CACHE_DIR"
+
+// localCacheDir returns the directory in which commands keep the records
+// and snapshot chunks they read from PostgreSQL, so that the next command
+// reads only what changed: $BKB_CACHE_DIR, else bkb/ in the user's cache
+// directory (os.UserCacheDir: $XDG_CACHE_HOME or ~/.cache on Linux); ""
+// (no cache) for BKB_CACHE_DIR=off or when there is no such directory.
+func localCacheDir() string {
+	if d, ok := os.LookupEnv(cacheDirEnv); ok {
+		if d == "off" || d == "" {
+			return ""
+		}
+		return d
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "bkb")
 }
 
 // postgres reports whether the study is in PostgreSQL.
@@ -64,7 +89,7 @@ func (w where) check(cmd string) error {
 // journal file: the file's study, whatever its name).
 func (w where) open(ctx context.Context) (storage.Storage, string, error) {
 	if w.postgres() {
-		st, err := storage.OpenLocation(ctx, w.storage, storage.OpenOptions{HeartbeatGrace: w.grace})
+		st, err := storage.OpenLocation(ctx, w.storage, storage.OpenOptions{HeartbeatGrace: w.grace, CacheDir: localCacheDir()})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, "", errInterrupted

@@ -63,10 +63,7 @@ func (w *Writer) Floats(v []float64) {
 	w.Int(len(v))
 	n := len(w.buf)
 	w.buf = slices.Grow(w.buf, 8*len(v))[:n+8*len(v)]
-	b := w.buf[n:]
-	for i, x := range v {
-		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
-	}
+	putFloats(w.buf[n:], v)
 }
 
 // Ints appends len(v) and v.
@@ -185,9 +182,7 @@ func (r *Reader) Floats() []float64 {
 		return nil
 	}
 	v := make([]float64, n)
-	for i := range v {
-		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
-	}
+	getFloats(v, b)
 	return v
 }
 
@@ -204,9 +199,7 @@ func (r *Reader) FloatsInto(dst []float64) {
 	if b == nil {
 		return
 	}
-	for i := range dst {
-		dst[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
-	}
+	getFloats(dst, b)
 }
 
 // Ints reads a slice of int (nil for length 0).

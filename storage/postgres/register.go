@@ -21,6 +21,6 @@ func IsConnString(location string) bool {
 // Importing the package registers it with storage.OpenLocation.
 func init() {
 	storage.Register("postgres", IsConnString, func(ctx context.Context, location string, opt storage.OpenOptions) (storage.Storage, error) {
-		return Open(ctx, location, Options{HeartbeatGrace: opt.HeartbeatGrace})
+		return Open(ctx, location, Options{HeartbeatGrace: opt.HeartbeatGrace, CacheDir: opt.CacheDir})
 	})
 }

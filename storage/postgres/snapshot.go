@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
@@ -32,7 +34,8 @@ const snapshotLock = 0x626b63
 // correctness, so a study deleted meanwhile is not an error the caller
 // must handle differently from any other.
 func (s *Store) SaveSnapshot(ctx context.Context, name string, snap storage.Snapshot) error {
-	return s.retry(ctx, "save the snapshot of study "+strconv.Quote(name), func() error {
+	var chunks []cdc.Ref // as saved
+	err := s.retry(ctx, "save the snapshot of study "+strconv.Quote(name), func() error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			var id int64
 			err := tx.QueryRow(ctx, `SELECT id FROM bkb_studies WHERE name = $1`, name).Scan(&id)
@@ -54,7 +57,7 @@ func (s *Store) SaveSnapshot(ctx context.Context, name string, snap storage.Snap
 			if len(old) >= 4 {
 				prev, _ = cdc.ParseRefs(old[4:])
 			}
-			chunks := cdc.Split(snap.Data, prev)
+			chunks = cdc.Split(snap.Data, prev)
 			// The data's CRC-32C, from its chunks'.
 			list := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+cdc.RefSize*len(chunks)), cdc.Sum(chunks))
 			ids := make([][]byte, len(chunks))
@@ -97,6 +100,18 @@ func (s *Store) SaveSnapshot(ctx context.Context, name string, snap storage.Snap
 			return tx.SendBatch(ctx, &b).Close()
 		})
 	})
+	if dir := s.cacheDir(name); err == nil && dir != "" {
+		// The next process reads this snapshot from the local cache:
+		// the chunks it does not hold are written (those of the
+		// previous snapshot are there if this process read it).
+		for _, c := range chunks {
+			if _, err := os.Stat(filepath.Join(dir, chunkName(c.ID))); c.New || err != nil {
+				writeCacheFile(dir, chunkName(c.ID), c.Data)
+			}
+		}
+		pruneChunks(dir, chunks)
+	}
+	return err
 }
 
 // LoadSnapshot implements storage.Snapshots: the study's row and its
@@ -138,46 +153,67 @@ func (s *Store) LoadSnapshot(ctx context.Context, name string, withData bool) (s
 			if !ok {
 				return bad("chunk list damaged")
 			}
-			ids := make([][]byte, len(refs))
-			size := 0
+			// The chunks in the list's order: those of the local cache
+			// (Options.CacheDir) read from it, the others from the
+			// database, each appended from the connection's buffer
+			// (RawValues) into the snapshot's: one copy of tens of MB,
+			// not a slice per row and a copy more. The spare capacity
+			// holds the study's next snapshot.
+			dir := s.cacheDir(name)
+			offs := make([]int, len(refs)+1)
 			for i := range refs {
-				ids[i] = refs[i].ID[:]
-				size += int(refs[i].Len)
+				offs[i+1] = offs[i] + int(refs[i].Len)
 			}
-			// The chunks in the list's order, each appended from the
-			// connection's buffer (RawValues) into the snapshot's: one
-			// copy of tens of MB, not a slice per row and a copy more.
-			rows, err := tx.Query(ctx, `SELECT c.data FROM unnest($2::bytea[]) WITH ORDINALITY AS u(hash, i)
-				LEFT JOIN bkb_snapshot_chunks c ON c.study_id = $1 AND c.hash = u.hash ORDER BY u.i`, id, ids)
-			if err != nil {
-				return err
-			}
-			// The spare capacity holds the study's next snapshot.
-			data := make([]byte, 0, size+size/16+1<<16)
-			k := 0
-			for rows.Next() {
-				raw := rows.RawValues()
-				if k >= len(refs) || len(raw) != 1 {
-					rows.Close()
-					return bad("chunk list disagrees with the chunks read")
+			size := offs[len(refs)]
+			data := make([]byte, size, size+size/16+1<<16)
+			var (
+				ids     [][]byte
+				missing []int // indexes in refs of the chunks to read
+			)
+			for i := range refs {
+				if dir == "" || !readCachedChunk(dir, refs[i], data[offs[i]:offs[i+1]]) {
+					ids = append(ids, refs[i].ID[:])
+					missing = append(missing, i)
 				}
-				d, r := raw[0], refs[k]
-				if d == nil {
-					rows.Close()
+			}
+			if len(missing) > 0 {
+				rows, err := tx.Query(ctx, `SELECT c.data FROM unnest($2::bytea[]) WITH ORDINALITY AS u(hash, i)
+					LEFT JOIN bkb_snapshot_chunks c ON c.study_id = $1 AND c.hash = u.hash ORDER BY u.i`, id, ids)
+				if err != nil {
+					return err
+				}
+				k := 0
+				for rows.Next() {
+					raw := rows.RawValues()
+					if k >= len(missing) || len(raw) != 1 {
+						rows.Close()
+						return bad("chunk list disagrees with the chunks read")
+					}
+					i := missing[k]
+					d, r := raw[0], refs[i]
+					if d == nil {
+						rows.Close()
+						return bad("chunk missing")
+					}
+					if len(d) != int(r.Len) || crc32.Checksum(d, cdc.Castagnoli) != r.Sum {
+						rows.Close()
+						return bad("chunk damaged (checksum mismatch)")
+					}
+					copy(data[offs[i]:], d)
+					k++
+				}
+				if err := rows.Err(); err != nil {
+					return err
+				}
+				if k != len(missing) {
 					return bad("chunk missing")
 				}
-				if len(d) != int(r.Len) || crc32.Checksum(d, cdc.Castagnoli) != r.Sum {
-					rows.Close()
-					return bad("chunk damaged (checksum mismatch)")
+			}
+			if dir != "" {
+				for _, i := range missing {
+					writeCacheFile(dir, chunkName(refs[i].ID), data[offs[i]:offs[i+1]])
 				}
-				data = append(data, d...)
-				k++
-			}
-			if err := rows.Err(); err != nil {
-				return err
-			}
-			if k != len(refs) {
-				return bad("chunk missing")
+				pruneChunks(dir, refs)
 			}
 			// The data's CRC-32C from its chunks' (each checked above).
 			if cdc.Sum(refs) != binary.LittleEndian.Uint32(chunks) {
