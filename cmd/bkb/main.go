@@ -92,10 +92,29 @@ func commands() []command {
 }
 
 func main() {
+	oneShotGC(os.Args[1:])
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// oneShotGC sets the garbage collector's target for the commands that
+// load a study, act once and exit (ask, tell, status): their heap grows
+// from nothing to its peak (about 140 MB for an ask on a 10,000-trial
+// study), and at the default target every doubling on the way runs a
+// collection that finds little garbage. At twice the default target
+// (GOGC=200) such an ask takes about a tenth less CPU for a few percent
+// more peak memory (docs/long-studies.md). A GOGC in the environment is
+// kept.
+func oneShotGC(args []string) {
+	if len(args) == 0 || os.Getenv("GOGC") != "" {
+		return
+	}
+	switch args[0] {
+	case "ask", "tell", "status":
+		debug.SetGCPercent(200)
+	}
 }
 
 // run dispatches to a subcommand and never panics: a panic is reported as
