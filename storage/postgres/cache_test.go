@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -219,5 +220,97 @@ func TestLocalCacheChunks(t *testing.T) {
 	load("a stale temporary file", next)
 	if _, err := os.Stat(tmp); err == nil {
 		t.Fatal("a killed writer's temporary file was kept")
+	}
+}
+
+// TestLocalCacheShared: stores of several processes on one machine share a
+// cache directory (files written to temporary names and renamed, chunks
+// of older snapshots removed by whichever store reads or saves a newer
+// one): while they append records, save and load snapshots at once, every
+// load returns one of the snapshots saved, byte for byte, and every read
+// of the records a prefix of the study's.
+func TestLocalCacheShared(t *testing.T) {
+	t.Parallel()
+	u := newSchema(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	ref := openStore(t, u, postgres.Options{})
+	if _, err := ref.CreateStudy(ctx, "s", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	// Enough records for a read to write the records cache.
+	if _, err := ref.Update(ctx, "s", 0, func(storage.View) ([]storage.Record, error) {
+		var out []storage.Record
+		for i := 1000; i < 1600; i++ {
+			y := float64(i)
+			out = append(out, storage.Record{Kind: storage.KindAsk, Trial: i, Arm: -1, X: []float64{y}},
+				storage.Record{Kind: storage.KindTell, Trial: i, Arm: -1, X: []float64{y}, Y: &y})
+		}
+		return out, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	base := make([]byte, 1<<20)
+	for i := range base {
+		base[i] = byte(rng.Uint32())
+	}
+	// Snapshot k: base with a small change at a place that depends on k.
+	snapshot := func(k int) []byte {
+		b := append([]byte(nil), base...)
+		for i := (k * 7919) % len(b); i < len(b) && i < (k*7919)%len(b)+3000; i++ {
+			b[i] ^= byte(k)
+		}
+		return b
+	}
+	const workers, rounds = 3, 12
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		go func(w int) {
+			errs <- func() error {
+				s, err := postgres.Open(ctx, u, postgres.Options{CacheDir: dir})
+				if err != nil {
+					return err
+				}
+				defer s.Close()
+				for i := 0; i < rounds; i++ {
+					k := w*rounds + i + 1
+					y := float64(k)
+					if _, err := s.Update(ctx, "s", 0, func(storage.View) ([]storage.Record, error) {
+						return []storage.Record{{Kind: storage.KindAsk, Trial: 100*w + i, Arm: -1, X: []float64{y}},
+							{Kind: storage.KindTell, Trial: 100*w + i, Arm: -1, X: []float64{y}, Y: &y}}, nil
+					}); err != nil {
+						return err
+					}
+					if err := s.SaveSnapshot(ctx, "s", storage.Snapshot{Records: k, Meta: []byte(`{}`), Data: snapshot(k)}); err != nil {
+						return err
+					}
+					snap, err := s.LoadSnapshot(ctx, "s", true)
+					if err != nil {
+						return err
+					}
+					if !bytes.Equal(snap.Data, snapshot(snap.Records)) {
+						return fmt.Errorf("worker %d: the snapshot of %d records read through the shared cache differs from the one saved", w, snap.Records)
+					}
+					got, err := s.Records(ctx, "s", 0)
+					if err != nil {
+						return err
+					}
+					all, err := ref.Records(ctx, "s", 0)
+					if err != nil {
+						return err
+					}
+					if len(got) > len(all) || !reflect.DeepEqual(got, all[:len(got)]) {
+						return fmt.Errorf("worker %d: %d records read through the shared cache are not a prefix of the study's %d", w, len(got), len(all))
+					}
+				}
+				return nil
+			}()
+		}(w)
+	}
+	for w := 0; w < workers; w++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
