@@ -222,6 +222,9 @@ func (s *JournalStore) catchUp(locked bool) error {
 	// series: a long journal is read whole by every command.
 	lines := bytes.Count(buf, []byte{'\n'})
 	s.records = slices.Grow(s.records, lines)
+	if len(s.records) == 0 {
+		s.tracker = newTrackerFor(lines)
+	}
 	s.tracker.completed = slices.Grow(s.tracker.completed, lines/2)
 	for len(buf) > 0 {
 		i := bytes.IndexByte(buf, '\n')
@@ -442,8 +445,7 @@ func (s *JournalStore) fromCache(buf []byte) []byte {
 	if err != nil {
 		return buf
 	}
-	t := newTracker()
-	t.completed = slices.Grow(t.completed, len(c.records)/2)
+	t := newTrackerFor(len(c.records))
 	for _, r := range c.records {
 		if t.addOwned(r) != nil {
 			return buf

@@ -84,8 +84,16 @@ type tracker struct {
 	prunes    int
 }
 
-func newTracker() *tracker {
-	return &tracker{pending: make(map[int]Record), waiting: make(map[int]Record), done: make(map[int]string), doneAt: make(map[int]int)}
+func newTracker() *tracker { return newTrackerFor(0) }
+
+// newTrackerFor returns a tracker sized for about n records (an ask and a
+// completion per trial): a command on a long study adds every record at
+// once, and maps and a slice grown one record at a time allocated about
+// twice the final size on the way (14 MB for the 20,000 records of a
+// 10,000-trial study, against a few MB held).
+func newTrackerFor(n int) *tracker {
+	return &tracker{pending: make(map[int]Record), waiting: make(map[int]Record), done: make(map[int]string, n/2),
+		doneAt: make(map[int]int, n/2), completed: make([]Record, 0, n/2)}
 }
 
 // check reports whether r may follow the records added so far.
@@ -309,6 +317,9 @@ func NewLedger() *Ledger { return &Ledger{t: newTracker()} }
 // Add appends records read from a store, checking each as Summarize does;
 // on error the ledger holds the records before the offending one.
 func (l *Ledger) Add(recs ...Record) error {
+	if len(l.records) == 0 && len(recs) > 64 {
+		l.t = newTrackerFor(len(recs))
+	}
 	l.records = slices.Grow(l.records, len(recs))
 	for _, r := range recs {
 		if err := r.Validate(); err != nil {

@@ -18,7 +18,10 @@ import (
 // recordDigest chains the SHA-256 of the fields of r that the engine
 // reads onto prev.
 func recordDigest(prev [32]byte, r storage.Record) [32]byte {
-	b := make([]byte, 0, 96+8*len(r.X)+len(r.Error))
+	// On the stack for the records of up to about 20 parameters: a
+	// command hashes every record of the study.
+	var buf [256]byte
+	b := buf[:0]
 	b = append(b, prev[:]...)
 	b = append(b, r.Kind...)
 	b = binary.LittleEndian.AppendUint64(b, uint64(int64(r.Trial)))

@@ -449,7 +449,8 @@ func (s *Store) recordsThroughCache(ctx context.Context, tx pgx.Tx, name string,
 			return nil, err
 		}
 		if len(recs) > 0 && sameRecord(recs[0], cached[n-1]) {
-			out, read = append(cached, recs[1:]...), len(recs)-1
+			out = append(slices.Grow(cached[:n:n], len(recs)-1), recs[1:]...)
+			read = len(recs) - 1
 		} else {
 			cached = nil
 		}
