@@ -16,6 +16,10 @@
 #       the same on the study NAME in $BKB_POSTGRES_URL (copied there with
 #       bkb copy --from STUDY.jsonl --to "$BKB_POSTGRES_URL" --study NAME),
 #       with the server's CPU and the WAL of each command
+#   bench/scripts/long_study_io.sh pg-fresh STUDY.jsonl NAME BKB...
+#       pg-commands on a fresh copy of STUDY.jsonl as NAME per binary (bkb
+#       copy by the first binary), each with an empty local cache
+#       ($BKB_CACHE_DIR in a temporary directory)
 #   bench/scripts/long_study_io.sh pg-build BKB T NAME
 #       WAL, server CPU and table sizes while building NAME on PostgreSQL
 set -euo pipefail
@@ -77,6 +81,18 @@ pg-commands)
 		PG=1 loop "$bin" --storage "$BKB_POSTGRES_URL" --study "$name"
 	done
 	;;
+pg-fresh)
+	study=$2 name=$3
+	shift 3
+	for bin in "$@"; do
+		sql "delete from bkb_studies where name = '$name'" >/dev/null
+		"$1" copy --from "$study" --to "$BKB_POSTGRES_URL" --study "$name" >/dev/null
+		cache=$(mktemp -d)
+		echo "== $bin"
+		BKB_CACHE_DIR=$cache PG=1 loop "$bin" --storage "$BKB_POSTGRES_URL" --study "$name"
+		rm -rf "$cache"
+	done
+	;;
 pg-build)
 	bin=$2 T=$3 name=$4
 	sql "delete from bkb_studies where name = '$name'" >/dev/null
@@ -85,7 +101,7 @@ pg-build)
 	sql "select 'snapshot chunks: ' || count(*) || ' rows, ' || sum(length(c.data)) || ' bytes' from bkb_snapshot_chunks c join bkb_studies s on s.id = c.study_id where s.name = '$name'"
 	;;
 *)
-	sed -n '2,22p' "$0" >&2
+	sed -n '2,26p' "$0" >&2
 	exit 2
 	;;
 esac
