@@ -411,8 +411,11 @@ func (e *matrixEnv) interruptCache() {
 	case "snapmissing":
 		os.RemoveAll(dir)
 	case "snapdamaged":
-		chunks, _ := filepath.Glob(filepath.Join(dir, "chunks", "*"))
-		for _, f := range append(chunks[:min(len(chunks), 1)], filepath.Join(dir, "records")) {
+		damage := []string{filepath.Join(dir, "records")}
+		if chunks, _ := filepath.Glob(filepath.Join(dir, "chunks", "*")); len(chunks) > 0 {
+			damage = append(damage, chunks[0])
+		}
+		for _, f := range damage {
 			if b, err := os.ReadFile(f); err == nil && len(b) > 0 {
 				b[len(b)/2] ^= 0x5a
 				if err := os.WriteFile(f, b, 0o600); err != nil {

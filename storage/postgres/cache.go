@@ -138,6 +138,13 @@ func writeCacheFile(dir, name string, data []byte) {
 
 func chunkName(id cdc.ID) string { return filepath.Join("chunks", hex.EncodeToString(id[:])) }
 
+// cachedChunkExists reports whether the cache holds a file for chunk id
+// (its bytes are checked when it is read).
+func cachedChunkExists(dir string, id cdc.ID) bool {
+	_, err := os.Stat(filepath.Join(dir, chunkName(id)))
+	return err == nil
+}
+
 // readCachedChunk reads the cached chunk of r into dst (len(dst) =
 // r.Len) and reports whether it was there whole and undamaged.
 func readCachedChunk(dir string, r cdc.Ref, dst []byte) bool {

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/jackc/pgx/v5"
@@ -105,7 +103,7 @@ func (s *Store) SaveSnapshot(ctx context.Context, name string, snap storage.Snap
 		// the chunks it does not hold are written (those of the
 		// previous snapshot are there if this process read it).
 		for _, c := range chunks {
-			if _, err := os.Stat(filepath.Join(dir, chunkName(c.ID))); c.New || err != nil {
+			if c.New || !cachedChunkExists(dir, c.ID) {
 				writeCacheFile(dir, chunkName(c.ID), c.Data)
 			}
 		}
@@ -155,10 +153,10 @@ func (s *Store) LoadSnapshot(ctx context.Context, name string, withData bool) (s
 			}
 			// The chunks in the list's order: those of the local cache
 			// (Options.CacheDir) read from it, the others from the
-			// database, each appended from the connection's buffer
-			// (RawValues) into the snapshot's: one copy of tens of MB,
-			// not a slice per row and a copy more. The spare capacity
-			// holds the study's next snapshot.
+			// database, each copied from the connection's buffer
+			// (RawValues) into its place in the snapshot's: one copy of
+			// tens of MB, not a slice per row and a copy more. The spare
+			// capacity holds the study's next snapshot.
 			dir := s.cacheDir(name)
 			offs := make([]int, len(refs)+1)
 			for i := range refs {
