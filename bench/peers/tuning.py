@@ -37,8 +37,8 @@ configuration version), tpe (TPESampler(seed)), mtpe (TPESampler(seed,
 multivariate=True)), cmaes (CmaEsSampler(seed): categoricals, which it cannot
 model, are sampled by its independent sampler, RandomSampler, as Optuna does
 it with a warning), random (RandomSampler(seed)); bkb-initN (bkb with --init N, a diagnosis,
-not in the default list); bkb-vN (bkb with --config-version N, not in the
-default list). Each run prints one JSON
+not in the default list); bkb-policy-NAME (bkb with --policy NAME, a diagnosis, not in the
+default list); bkb-vN (bkb with --config-version N, not in the default list). Each run prints one JSON
 line: sampler, problem, seed, the best value at each checkpoint, the sampler's
 CPU seconds (bkb: the bkb process; Optuna: this process less the objective),
 the objective's CPU seconds, and every trial (parameters, value, CPU seconds)
@@ -384,6 +384,8 @@ def main():
                         trials, cpu, obj = run_bkb(bkb, problem, seed, T)
                     elif s.startswith("bkb-init"):  # a diagnosis: bkb with another initial design size
                         trials, cpu, obj = run_bkb(bkb, problem, seed, T, ("--init", s[len("bkb-init"):]))
+                    elif s.startswith("bkb-policy-"):  # a diagnosis: bkb with another policy
+                        trials, cpu, obj = run_bkb(bkb, problem, seed, T, ("--policy", s[len("bkb-policy-"):]))
                     elif s.startswith("bkb-v"):  # bkb at another configuration version
                         trials, cpu, obj = run_bkb(bkb, problem, seed, T, ("--config-version", s[len("bkb-v"):]))
                     else:
