@@ -118,6 +118,27 @@ func TestLocalCacheRecords(t *testing.T) {
 	if err := ref.DeleteStudy(ctx, "s"); err != nil {
 		t.Fatal(err)
 	}
+	// A store with the cache deletes the study's cache with the study.
+	stale, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CreateStudy(ctx, "s", []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.DeleteStudy(ctx, "s"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(a.CacheDir("s")); !os.IsNotExist(err) {
+		t.Fatalf("the cache of a deleted study is still there (%v)", err)
+	}
+	// Put back, it is the cache of a dropped study.
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, stale, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := ref.CreateStudy(ctx, "s", []byte(`{}`)); err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"time"
 
@@ -54,6 +55,11 @@ func (s *Store) DeleteStudy(ctx context.Context, name string) error {
 	s.mu.Lock()
 	delete(s.studies, name)
 	s.mu.Unlock()
+	// The study's local cache goes with it (another study created under
+	// the name would not use it, but it would stay on the disk).
+	if dir := s.cacheDir(name); dir != "" {
+		os.RemoveAll(dir)
+	}
 	return nil
 }
 
