@@ -20,7 +20,6 @@ import (
 	"os"
 	"runtime/pprof"
 	"strconv"
-	"syscall"
 	"time"
 
 	"gonum.org/v1/gonum/mat"
@@ -28,6 +27,7 @@ import (
 	"github.com/bkb-go/bkb/acquisition"
 	"github.com/bkb-go/bkb/bandit"
 	"github.com/bkb-go/bkb/gp"
+	"github.com/bkb-go/bkb/internal/cputime"
 	"github.com/bkb-go/bkb/kernel"
 )
 
@@ -62,9 +62,8 @@ func main() {
 }
 
 func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+	d, _ := cputime.Process()
+	return d.Seconds()
 }
 
 func run(path string, T int, seed uint64, inc, lazy, after bool, ls, noise, qbar, fnorm, delta float64) error {

@@ -1,12 +1,10 @@
 package main
 
-import "syscall"
+import "github.com/bkb-go/bkb/internal/cputime"
 
-// cpuSeconds is the process's user and system CPU time.
+// cpuSeconds is the process's user and system CPU time (0 where the
+// system cannot tell).
 func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+	d, _ := cputime.Process()
+	return d.Seconds()
 }
