@@ -21,8 +21,8 @@ import (
 )
 
 // The local cache (Options.CacheDir): per study, a directory named by a
-// SHA-256 of the database's host, port and name and the study's name
-// (no credentials), holding
+// SHA-256 of the tables' origin (originOf: no password) and the study's
+// name, holding
 //
 //   - records: the study's records in the records cache's binary form
 //     (storage.MarshalRecordCache) under the study's id and creation
@@ -49,14 +49,14 @@ import (
 // its bytes over a study's life stay within a few times its size.
 const cacheMinRecords = 1024
 
-// originOf names the database that a connection reaches, for the names
-// of the cache's directories: its host, port, database and run-time
-// parameters (a search_path names another set of tables), never the user
-// or the password.
+// originOf names the tables that a connection reaches, for the names of
+// the cache's directories (hashed): its host, port, database, user (a
+// role may have its own search_path) and run-time parameters (a
+// search_path names another set of tables), never the password.
 func originOf(c *pgx.ConnConfig) string {
 	keys := slices.Sorted(maps.Keys(c.RuntimeParams))
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s:%d/%s", c.Host, c.Port, c.Database)
+	fmt.Fprintf(&b, "%s:%d/%s\x00%s", c.Host, c.Port, c.Database, c.User)
 	for _, k := range keys {
 		if k != "application_name" {
 			fmt.Fprintf(&b, "\x00%s=%s", k, c.RuntimeParams[k])
