@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"net/http/httptest"
@@ -308,12 +309,7 @@ func (e *matrixEnv) interrupt(stale, staleCache []byte) {
 		case "snapmissing":
 			os.Remove(cache)
 		case "snapdamaged":
-			b, err := os.ReadFile(cache)
-			if err != nil {
-				e.t.Fatal(err)
-			}
-			b[len(b)/2] ^= 0x5a
-			if err := os.WriteFile(cache, b, 0o644); err != nil {
+			if err := flipMiddleByte(cache); err != nil {
 				e.t.Fatal(err)
 			}
 		case "snapstale":
@@ -352,12 +348,7 @@ func (e *matrixEnv) interrupt(stale, staleCache []byte) {
 		}
 		if ents, _ := os.ReadDir(storage.SnapshotChunksPath(e.journal())); len(ents) > 0 {
 			chunk := filepath.Join(storage.SnapshotChunksPath(e.journal()), ents[len(ents)/2].Name())
-			b, err := os.ReadFile(chunk)
-			if err != nil {
-				e.t.Fatal(err)
-			}
-			b[len(b)/2] ^= 0x5a
-			if err := os.WriteFile(chunk, b, 0o644); err != nil {
+			if err := flipMiddleByte(chunk); err != nil {
 				e.t.Fatal(err)
 			}
 			e.t.Logf("damaged snapshot chunk %s", filepath.Base(chunk))
@@ -416,15 +407,29 @@ func (e *matrixEnv) interruptCache() {
 			damage = append(damage, chunks[0])
 		}
 		for _, f := range damage {
-			if b, err := os.ReadFile(f); err == nil && len(b) > 0 {
-				b[len(b)/2] ^= 0x5a
-				if err := os.WriteFile(f, b, 0o600); err != nil {
-					e.t.Fatal(err)
-				}
-				e.t.Logf("damaged the local cache's %s", filepath.Base(f))
+			if info, err := os.Stat(f); err != nil || info.Size() == 0 {
+				continue // not cached (too few records, or no snapshot yet)
 			}
+			if err := flipMiddleByte(f); err != nil {
+				e.t.Fatal(err)
+			}
+			e.t.Logf("damaged the local cache's %s", filepath.Base(f))
 		}
 	}
+}
+
+// flipMiddleByte damages the file at path in place: its middle byte
+// changes, its length does not.
+func flipMiddleByte(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if len(b) == 0 {
+		return fmt.Errorf("%s: empty, nothing to damage", path)
+	}
+	b[len(b)/2] ^= 0x5a
+	return os.WriteFile(path, b, 0o644)
 }
 
 func (e *matrixEnv) dropSnapshot() {

@@ -67,12 +67,8 @@ func originOf(c *pgx.ConnConfig) string {
 
 // CacheDir returns the directory of the local cache (Options.CacheDir)
 // in which the store keeps what it read of study name, "" without a
-// cache: for tests and tools that inspect or clear it.
-func (s *Store) CacheDir(name string) string { return s.cacheDir(name) }
-
-// cacheDir returns the cache directory of study name, "" without a
 // cache.
-func (s *Store) cacheDir(name string) string {
+func (s *Store) CacheDir(name string) string {
 	if s.opt.CacheDir == "" {
 		return ""
 	}

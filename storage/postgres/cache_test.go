@@ -30,20 +30,7 @@ func TestLocalCacheRecords(t *testing.T) {
 	dir := t.TempDir()
 	ref := openStore(t, u, postgres.Options{})
 	cached := func() *postgres.Store { return openStore(t, u, postgres.Options{CacheDir: dir}) }
-	pairs := func(from, n int) {
-		t.Helper()
-		if _, err := ref.Update(ctx, "s", 0, func(storage.View) ([]storage.Record, error) {
-			var out []storage.Record
-			for i := from; i < from+n; i++ {
-				y := float64(i) / 7
-				out = append(out, storage.Record{Kind: storage.KindAsk, Trial: i, Arm: -1, X: []float64{float64(i), 0.5}},
-					storage.Record{Kind: storage.KindTell, Trial: i, Arm: -1, X: []float64{float64(i), 0.5}, Y: &y, Seconds: 0.25})
-			}
-			return out, nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pairs := func(from, n int) { t.Helper(); appendTrials(t, ref, from, n) }
 	same := func(what string, s *postgres.Store) []storage.Record {
 		t.Helper()
 		want, err := ref.Records(ctx, "s", 0)
@@ -144,6 +131,23 @@ func TestLocalCacheRecords(t *testing.T) {
 	}
 	pairs(0, 2)
 	same("the cache of a dropped study", cached())
+}
+
+// appendTrials stores trials from, ..., from+n-1 of study "s" in st, an
+// ask and a tell each, in one Update.
+func appendTrials(t *testing.T, st storage.Storage, from, n int) {
+	t.Helper()
+	if _, err := st.Update(context.Background(), "s", 0, func(storage.View) ([]storage.Record, error) {
+		var out []storage.Record
+		for i := from; i < from+n; i++ {
+			y := float64(i) / 7
+			out = append(out, storage.Record{Kind: storage.KindAsk, Trial: i, Arm: -1, X: []float64{float64(i), 0.5}},
+				storage.Record{Kind: storage.KindTell, Trial: i, Arm: -1, X: []float64{float64(i), 0.5}, Y: &y, Seconds: 0.25})
+		}
+		return out, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestLocalCacheChunks: a store with Options.CacheDir loads every
@@ -259,18 +263,7 @@ func TestLocalCacheShared(t *testing.T) {
 	if _, err := ref.CreateStudy(ctx, "s", []byte(`{}`)); err != nil {
 		t.Fatal(err)
 	}
-	// Enough records for a read to write the records cache.
-	if _, err := ref.Update(ctx, "s", 0, func(storage.View) ([]storage.Record, error) {
-		var out []storage.Record
-		for i := 1000; i < 1600; i++ {
-			y := float64(i)
-			out = append(out, storage.Record{Kind: storage.KindAsk, Trial: i, Arm: -1, X: []float64{y}},
-				storage.Record{Kind: storage.KindTell, Trial: i, Arm: -1, X: []float64{y}, Y: &y})
-		}
-		return out, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	appendTrials(t, ref, 1000, 600) // enough records for a read to write the records cache
 	rng := rand.New(rand.NewPCG(5, 5))
 	base := make([]byte, 1<<20)
 	for i := range base {
@@ -298,8 +291,8 @@ func TestLocalCacheShared(t *testing.T) {
 					k := w*rounds + i + 1
 					y := float64(k)
 					if _, err := s.Update(ctx, "s", 0, func(storage.View) ([]storage.Record, error) {
-						return []storage.Record{{Kind: storage.KindAsk, Trial: 100*w + i, Arm: -1, X: []float64{y}},
-							{Kind: storage.KindTell, Trial: 100*w + i, Arm: -1, X: []float64{y}, Y: &y}}, nil
+						return []storage.Record{{Kind: storage.KindAsk, Trial: 100*w + i, Arm: -1, X: []float64{y, 0.5}},
+							{Kind: storage.KindTell, Trial: 100*w + i, Arm: -1, X: []float64{y, 0.5}, Y: &y}}, nil
 					}); err != nil {
 						return err
 					}

@@ -57,7 +57,7 @@ func (s *Store) DeleteStudy(ctx context.Context, name string) error {
 	s.mu.Unlock()
 	// The study's local cache goes with it (another study created under
 	// the name would not use it, but it would stay on the disk).
-	if dir := s.cacheDir(name); dir != "" {
+	if dir := s.CacheDir(name); dir != "" {
 		os.RemoveAll(dir)
 	}
 	return nil

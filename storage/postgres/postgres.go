@@ -439,7 +439,7 @@ func (s *Store) Records(ctx context.Context, name string, from int) ([]storage.R
 // database it reads the records from the last cached one on, and uses
 // the cache only if that one reads back as cached.
 func (s *Store) recordsThroughCache(ctx context.Context, tx pgx.Tx, name string, id int64, created time.Time) ([]storage.Record, error) {
-	dir := s.cacheDir(name)
+	dir := s.CacheDir(name)
 	cached := cachedRecords(dir, id, created)
 	var out []storage.Record
 	read := 0 // records read from the database

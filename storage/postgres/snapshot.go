@@ -98,7 +98,7 @@ func (s *Store) SaveSnapshot(ctx context.Context, name string, snap storage.Snap
 			return tx.SendBatch(ctx, &b).Close()
 		})
 	})
-	if dir := s.cacheDir(name); err == nil && dir != "" {
+	if dir := s.CacheDir(name); err == nil && dir != "" {
 		// The next process reads this snapshot from the local cache:
 		// the chunks it does not hold are written (those of the
 		// previous snapshot are there if this process read it).
@@ -157,7 +157,7 @@ func (s *Store) LoadSnapshot(ctx context.Context, name string, withData bool) (s
 			// (RawValues) into its place in the snapshot's: one copy of
 			// tens of MB, not a slice per row and a copy more. The spare
 			// capacity holds the study's next snapshot.
-			dir := s.cacheDir(name)
+			dir := s.CacheDir(name)
 			offs := make([]int, len(refs)+1)
 			for i := range refs {
 				offs[i+1] = offs[i] + int(refs[i].Len)
