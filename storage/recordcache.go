@@ -217,7 +217,9 @@ func decodeRecordCache(b []byte) (recordCache, error) {
 	if !c.ok || rc.off < 0 || rc.lines < 1 || n > uint64(len(c.b))/20 {
 		return recordCache{}, bad
 	}
-	rc.records = make([]Record, n)
+	// Spare capacity for the records appended after the cached ones
+	// (a command adds a few), so that joining them copies nothing.
+	rc.records = make([]Record, n, n+n/64+64)
 	for i := range rc.records {
 		r := &rc.records[i]
 		k := c.take(1)

@@ -333,6 +333,17 @@ func (l *Ledger) Add(recs ...Record) error {
 	return nil
 }
 
+// Adopt is Add for a slice handed over: an empty ledger keeps recs as
+// its own records instead of copying them (the caller must not use recs
+// afterwards), which spares a copy of a long study's records.
+func (l *Ledger) Adopt(recs []Record) error {
+	if len(l.records) == 0 && len(recs) > 0 {
+		// Add appends each record where it is read from.
+		l.records = recs[:0]
+	}
+	return l.Add(recs...)
+}
+
 // Len returns the number of records.
 func (l *Ledger) Len() int { return len(l.records) }
 

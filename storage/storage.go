@@ -27,7 +27,8 @@ type Storage interface {
 	// ErrNotFound.
 	Study(ctx context.Context, name string) (Header, error)
 	// Records returns the study's records from index from on (0: all), in
-	// the order they were appended: a bulk read that takes no lock.
+	// the order they were appended: a bulk read that takes no lock. The
+	// slice is the caller's (the storage keeps no reference to it).
 	Records(ctx context.Context, name string, from int) ([]Record, error)
 	// Update runs fn with the study locked against every other Update, from
 	// this or any other process, and appends the records fn returns,

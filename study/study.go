@@ -301,7 +301,10 @@ func Load(ctx context.Context, st storage.Storage, name string, opts ...Options)
 	if _, err := s.cfg.BuildArms(); err != nil {
 		return nil, fmt.Errorf("study %s: %w", name, err)
 	}
-	s.records = slices.Grow(s.records, len(recs))
+	// The study keeps the records read as its own (Records returns the
+	// caller's slice): commit appends each record where it was read
+	// from, so a 10,000-trial study is not copied once more.
+	s.records = recs[:0]
 	s.digests = slices.Grow(s.digests, len(recs))
 	for _, r := range recs {
 		// What the engine would refuse first is checked without it.

@@ -449,7 +449,7 @@ func (s *Store) recordsThroughCache(ctx context.Context, tx pgx.Tx, name string,
 			return nil, err
 		}
 		if len(recs) > 0 && sameRecord(recs[0], cached[n-1]) {
-			out = append(slices.Grow(cached[:n:n], len(recs)-1), recs[1:]...)
+			out = append(cached[:n], recs[1:]...) // within the cache's spare capacity, usually
 			read = len(recs) - 1
 		} else {
 			cached = nil
@@ -541,7 +541,7 @@ func (s *Store) Update(ctx context.Context, name string, from int, fn func(stora
 		// only from where they end.
 		st.readMu.Lock()
 		if st.readID == id && len(st.read) > st.ledger.Len() {
-			if err := st.ledger.Add(st.read[st.ledger.Len():]...); err != nil {
+			if err := st.ledger.Adopt(st.read[st.ledger.Len():]); err != nil {
 				st.id = -1
 				st.read = nil
 				st.readMu.Unlock()

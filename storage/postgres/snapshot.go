@@ -82,13 +82,24 @@ func (s *Store) SaveSnapshot(ctx context.Context, name string, snap storage.Snap
 			if err := rows.Err(); err != nil {
 				return err
 			}
-			var b pgx.Batch
+			// The new chunks go by COPY, which pgx streams in small
+			// messages: a batch of INSERTs is encoded whole first, and
+			// the client's buffer grew to several times the chunks
+			// (11.7 MB allocated per ask of a 10,000-trial study for
+			// 2.8 MB of chunks).
+			var rowsNew [][]any
 			for i, c := range chunks {
 				if !have[c.ID] {
 					have[c.ID] = true // a chunk twice in one snapshot is inserted once
-					b.Queue(`INSERT INTO bkb_snapshot_chunks (study_id, hash, data) VALUES ($1, $2, $3)`, id, ids[i], c.Data)
+					rowsNew = append(rowsNew, []any{id, ids[i], c.Data})
 				}
 			}
+			if len(rowsNew) > 0 {
+				if _, err := tx.CopyFrom(ctx, pgx.Identifier{"bkb_snapshot_chunks"}, []string{"study_id", "hash", "data"}, pgx.CopyFromRows(rowsNew)); err != nil {
+					return err
+				}
+			}
+			var b pgx.Batch
 			b.Queue(`INSERT INTO bkb_snapshots (study_id, records, digest, meta, data, chunks)
 				VALUES ($1, $2, $3, $4, '', $5)
 				ON CONFLICT (study_id) DO UPDATE SET records = EXCLUDED.records, digest = EXCLUDED.digest,

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -113,6 +114,40 @@ func Run(t *testing.T, b Backend) {
 			}
 			if r := records(t, st, "a"); len(r) != 0 {
 				t.Fatalf("new study has %d records", len(r))
+			}
+		}
+	})
+
+	t.Run("RecordsAreTheCallers", func(t *testing.T) {
+		// Records hands over its slice (a study keeps it as its own):
+		// whatever the caller writes there is not the store's. Each
+		// store reads before it updates, so that one keeping what it
+		// read (to spare reading it again) is tested.
+		open := b.New(t)
+		s := open()
+		if _, err := s.CreateStudy(bg, "r", nil); err != nil {
+			t.Fatal(err)
+		}
+		xs := []float64{0.2, 0.3, 0.4} // trial k+1's point
+		want := appendRecs(t, s, "r", ask(0, 0.1), tell(0, 1, 0.1), ask(1, xs[0]))
+		for k, st := range []storage.Storage{s, open()} {
+			got := records(t, st, "r")
+			for i := range got {
+				got[i] = tell(9, 9, 0.9)
+			}
+			_ = append(got[:1], ask(7, 0.7))
+			more, err := st.Update(bg, "r", 0, func(v storage.View) ([]storage.Record, error) {
+				if g, w := JSONOf(t, v.New), JSONOf(t, want); g != w {
+					return nil, fmt.Errorf("the view holds\n%s\nwant\n%s", g, w)
+				}
+				return []storage.Record{tell(1+k, 2, xs[k]), ask(2+k, xs[k+1])}, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, more...)
+			if g, w := JSONOf(t, records(t, st, "r")), JSONOf(t, want); g != w {
+				t.Fatalf("records after the caller wrote over its copy:\n%s\nwant\n%s", g, w)
 			}
 		}
 	})
