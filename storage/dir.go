@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -248,6 +249,24 @@ func (d *Dir) LoadSnapshot(ctx context.Context, name string, withData bool) (Sna
 		return Snapshot{}, err
 	}
 	return s.LoadSnapshot(ctx, name, withData)
+}
+
+// OpenSnapshot implements [SnapshotStreams].
+func (d *Dir) OpenSnapshot(ctx context.Context, name string) (Snapshot, SnapshotData, error) {
+	s, err := d.store(name)
+	if err != nil {
+		return Snapshot{}, nil, err
+	}
+	return s.OpenSnapshot(ctx, name)
+}
+
+// WriteSnapshot implements [SnapshotStreams].
+func (d *Dir) WriteSnapshot(ctx context.Context, name string, snap Snapshot, encode func(io.Writer) error) error {
+	s, err := d.store(name)
+	if err != nil {
+		return err
+	}
+	return s.WriteSnapshot(ctx, name, snap, encode)
 }
 
 // ListStudies implements [Catalog]: the regular files NAME.jsonl with a

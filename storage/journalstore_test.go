@@ -222,3 +222,23 @@ func TestJournalStoreLockWait(t *testing.T) {
 		t.Fatalf("Update after unlock: %v (fn called: %v)", err, called)
 	}
 }
+
+func TestJournalStoreSnapshotStreams(t *testing.T) {
+	storagetest.RunSnapshotStreams(t, journalBackend())
+}
+
+func TestDirSnapshotStreams(t *testing.T) {
+	storagetest.RunSnapshotStreams(t, storagetest.Backend{
+		New: func(t *testing.T) func() storage.Storage {
+			dir := t.TempDir()
+			return func() storage.Storage {
+				d, err := storage.OpenDir(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = d.Close() })
+				return d
+			}
+		},
+	})
+}

@@ -32,14 +32,14 @@ import (
 var castagnoli = cdc.Castagnoli
 
 // encodeChunkList lays out the list file of s cut into chunks.
-func encodeChunkList(s Snapshot, chunks []cdc.Ref) []byte {
+func encodeChunkList(s Snapshot, size int64, chunks []cdc.Ref) []byte {
 	b := make([]byte, 0, len(chunkedMagic)+len(s.Meta)+80+cdc.RefSize*len(chunks))
 	b = append(b, chunkedMagic...)
 	b = binary.LittleEndian.AppendUint64(b, uint64(len(s.Meta)))
 	b = append(b, s.Meta...)
 	b = binary.LittleEndian.AppendUint64(b, uint64(s.Records))
 	b = append(b, s.Digest[:]...)
-	b = binary.LittleEndian.AppendUint64(b, uint64(len(s.Data)))
+	b = binary.LittleEndian.AppendUint64(b, uint64(size))
 	b = binary.LittleEndian.AppendUint32(b, cdc.Sum(chunks)) // the data's CRC-32C
 	b = binary.LittleEndian.AppendUint64(b, uint64(len(chunks)))
 	for _, c := range chunks {
@@ -142,39 +142,23 @@ func loadChunked(name, dir string, b []byte, withData bool) (Snapshot, error) {
 	if err != nil || !withData {
 		return l.snap, err
 	}
+	cd, err := NewChunkData(name, l.refs, l.sum, chunkFile(dir), nil)
+	if err != nil {
+		return Snapshot{}, err
+	}
 	// The buffer's spare capacity holds the study's next snapshot (see
 	// readSnapshotFile).
 	data := make([]byte, 0, l.size+l.size/16+1<<16)
-	for _, c := range l.refs {
-		p := filepath.Join(dir, hex.EncodeToString(c.ID[:]))
-		f, err := os.Open(p)
+	next := cd.Pieces()
+	for {
+		p, err := next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
 		if err != nil {
-			return Snapshot{}, fmt.Errorf("storage: snapshot %s: a chunk is missing: %w", name, err)
+			return Snapshot{}, err
 		}
-		fi, err := f.Stat()
-		if err == nil && (!fi.Mode().IsRegular() || fi.Size() != int64(c.Len)) {
-			err = errors.New("not a chunk of this snapshot")
-		}
-		if err == nil {
-			n := int(c.Len)
-			_, err = io.ReadFull(f, data[len(data):len(data)+n])
-			data = data[:len(data)+n]
-			if err == nil && crc32.Checksum(data[len(data)-n:], castagnoli) != c.Sum {
-				err = errors.New("checksum mismatch (a damaged chunk)")
-			}
-		}
-		f.Close()
-		if err != nil {
-			// A damaged chunk is removed, so that the next save writes
-			// it again instead of listing it as unchanged.
-			os.Remove(p)
-			return Snapshot{}, fmt.Errorf("storage: snapshot %s: chunk %s: %w", name, p, err)
-		}
-	}
-	// The data's CRC-32C from its chunks' (each checked above): a
-	// second pass over tens of MB would compute the same number.
-	if uint64(len(data)) != l.size || cdc.Sum(l.refs) != l.sum {
-		return Snapshot{}, fmt.Errorf("storage: snapshot %s: checksum mismatch of its chunks (a damaged chunk)", name)
+		data = append(data, p...)
 	}
 	l.snap.Data = data
 	return l.snap, nil
@@ -182,6 +166,17 @@ func loadChunked(name, dir string, b []byte, withData bool) (Snapshot, error) {
 
 // saveChunked saves s as the snapshot of the journal at path (layout 2).
 func saveChunked(path string, s Snapshot) error {
+	return writeChunked(path, s, func(w io.Writer) error {
+		// The Splitter cuts the data in place (Write would copy it).
+		_, err := w.(*cdc.Splitter).WritePrefix(s.Data, true)
+		return err
+	})
+}
+
+// writeChunked saves s, with the data encode writes, as the snapshot of
+// the journal at path (layout 2): the chunks cut as the data comes, the
+// new ones written at once, then the list.
+func writeChunked(path string, s Snapshot, encode func(io.Writer) error) error {
 	list, dir := SnapshotPath(path), SnapshotChunksPath(path)
 	if fi, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
 		if err := os.Mkdir(dir, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
@@ -223,19 +218,31 @@ func saveChunked(path string, s Snapshot) error {
 		}
 	}
 	removeDeadTemps(list)
-	chunks := cdc.Split(s.Data, prev)
-	for _, c := range chunks {
+	var chunks []cdc.Ref
+	sp := cdc.NewSplitter(prev, func(c cdc.Ref) error {
 		name := hex.EncodeToString(c.ID[:])
 		keep[name] = true
-		if have[name] {
-			continue // a chunk of the previous list (or of this one, twice)
+		if !have[name] { // else a chunk of the previous list (or of this one, twice)
+			if err := writeFileVia(list, filepath.Join(dir, name), [][]byte{c.Data}); err != nil {
+				return err
+			}
+			have[name] = true
 		}
-		if err := writeFileVia(list, filepath.Join(dir, name), [][]byte{c.Data}); err != nil {
-			return err
-		}
-		have[name] = true
+		c.Data = nil // valid during this call only
+		chunks = append(chunks, c)
+		return nil
+	})
+	if err := encode(sp); err != nil {
+		return err
 	}
-	if err := writeFileVia(list, list, [][]byte{encodeChunkList(s, chunks)}); err != nil {
+	if err := sp.Close(); err != nil {
+		return err
+	}
+	var size int64
+	for _, c := range chunks {
+		size += int64(c.Len)
+	}
+	if err := writeFileVia(list, list, [][]byte{encodeChunkList(s, size, chunks)}); err != nil {
 		return err
 	}
 	for name := range have {

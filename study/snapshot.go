@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"time"
 
@@ -66,40 +67,113 @@ func (s *Study) notify(format string, args ...any) {
 	}
 }
 
+// readSnapshot is a snapshot as read for a restore: its records and
+// digest, its data, and the engine decoded from the data.
+type readSnapshot struct {
+	snap    storage.Snapshot // without Data
+	data    storage.SnapshotData
+	err     error          // of opening it (ErrNoSnapshot: there is none)
+	eng     *engine.Engine // nil once used, or when decodeErr is set
+	decoded error          // of decoding it
+}
+
+// readEngine opens the study's snapshot and decodes its engine, reading
+// the data in pieces (straight into the engine's tables where the
+// storage keeps snapshots in pieces, so that the data is never held
+// whole). A piece that a save removed meanwhile, or a damaged one, is
+// read from the snapshot opened again, twice at most. The engine is not
+// decoded when the snapshot cannot match the study's records.
+func (s *Study) readEngine(ctx context.Context) readSnapshot {
+	var r readSnapshot
+	for range 3 {
+		r = readSnapshot{}
+		r.snap, r.data, r.err = s.openSnapshot(ctx)
+		if r.err != nil {
+			return r
+		}
+		if n := r.snap.Records; n >= 1 && n <= len(s.records) && r.snap.Digest != s.digests[n-1] {
+			return r // restore says why
+		}
+		r.eng, r.decoded = s.decodeSnapshot(r.data)
+		if !errors.Is(r.decoded, storage.ErrSnapshotPiece) {
+			break
+		}
+	}
+	return r
+}
+
+// openSnapshot opens the study's snapshot (ErrNoSnapshot when the
+// storage keeps none or the study cannot use one).
+func (s *Study) openSnapshot(ctx context.Context) (storage.Snapshot, storage.SnapshotData, error) {
+	if !s.cfg.GrowsCandidates() {
+		return storage.Snapshot{}, nil, storage.ErrNoSnapshot
+	}
+	if ss, ok := storage.As[storage.SnapshotStreams](s.st); ok {
+		return ss.OpenSnapshot(ctx, s.name)
+	}
+	sn, ok := storage.As[storage.Snapshots](s.st)
+	if !ok {
+		return storage.Snapshot{}, nil, storage.ErrNoSnapshot
+	}
+	snap, err := sn.LoadSnapshot(ctx, s.name, true)
+	data := storage.BytesData(snap.Data)
+	snap.Data = nil
+	return snap, data, err
+}
+
+// decodeSnapshot decodes an engine from a snapshot's data.
+func (s *Study) decodeSnapshot(d storage.SnapshotData) (*engine.Engine, error) {
+	if b, ok := d.(storage.BytesData); ok {
+		// Held whole: the buffer is encoded into next (spare).
+		eng, err := engine.Decode(&s.stored, snapenc.NewReader(b))
+		if err == nil {
+			s.spare = b[:0]
+		}
+		return eng, err
+	}
+	return engine.Decode(&s.stored, snapenc.NewPiecesReader(d.Pieces(), d.Size()))
+}
+
 // restore returns the engine of the study's newest snapshot and the
 // number of records it covers, or nil and 0 when there is no usable
 // snapshot (with a note saying why, unless there is none at all).
 func (s *Study) restore(ctx context.Context) (*engine.Engine, int) {
-	snap, err := s.preloaded, s.preloadErr
-	if !s.preloadDone {
-		snap, err = s.loadSnapshot(ctx)
+	var r readSnapshot
+	if s.preloadDone {
+		r = s.preloaded
+		s.preloaded.eng = nil // an engine is used once (a retried Update decodes the data again)
+	} else {
+		r = s.readEngine(ctx)
 	}
-	if errors.Is(err, storage.ErrNoSnapshot) {
+	if errors.Is(r.err, storage.ErrNoSnapshot) {
 		return nil, 0
 	}
 	fallback := func(why string, args ...any) (*engine.Engine, int) {
 		s.notify("study %s: snapshot not used (%s): replaying its %d records", s.name, fmt.Sprintf(why, args...), len(s.records))
 		return nil, 0
 	}
+	snap := r.snap
 	switch {
-	case err != nil:
-		return fallback("%v", err)
+	case r.err != nil:
+		return fallback("%v", r.err)
 	case snap.Records < 1 || snap.Records > len(s.records):
 		return fallback("it covers %d records, the study has %d", snap.Records, len(s.records))
 	case snap.Digest != s.digests[snap.Records-1]:
 		return fallback("its records differ from the stored ones")
+	case r.decoded != nil:
+		return fallback("%v", r.decoded)
+	case r.eng == nil:
+		// Used by an Update that is retried: decode the data again.
+		eng, err := s.decodeSnapshot(r.data)
+		if err != nil {
+			return fallback("%v", err)
+		}
+		r.eng = eng
 	}
-	eng, err := engine.Decode(&s.stored, snapenc.NewReader(snap.Data))
-	if err != nil {
-		return fallback("%v", err)
-	}
-	s.snapPolicy = eng.PolicySeconds()
-	s.snapBytes = len(snap.Data)
+	s.snapPolicy = r.eng.PolicySeconds()
+	s.snapBytes = int(r.data.Size())
 	s.snapRecords = snap.Records
-	// The engine copied what it decoded: the buffer is free once no
-	// restore can read it again (saveSnapshot, after Ask's last restore).
-	s.spare = snap.Data[:0]
-	return eng, snap.Records
+	return r.eng, snap.Records
 }
 
 // saveSnapshot saves the engine's state, covering the records applied so
@@ -181,25 +255,39 @@ func (s *Study) Checkpoint(ctx context.Context) error {
 func (s *Study) writeSnapshot(ctx context.Context, sn storage.Snapshots) error {
 	start := time.Now()
 	k := len(s.records)
-	w := snapenc.NewWriter(s.spare)
-	if s.preloadDone {
-		// The spare may be the preloaded snapshot's buffer: no restore
-		// of this Ask may decode it once it is overwritten.
-		s.preloaded, s.preloadErr = storage.Snapshot{}, errors.New("snapshot buffer reused")
-	}
-	s.spare = nil
-	w.Grow(s.snapBytes + s.snapBytes/32 + 1<<12)
-	err := s.eng.Encode(w)
-	var meta []byte
-	if err == nil {
-		meta, err = json.Marshal(s.eng.Meta(k))
-	}
-	if err == nil {
-		err = sn.SaveSnapshot(ctx, s.name, storage.Snapshot{Records: k, Digest: s.digests[k-1], Meta: meta, Data: w.Bytes()})
+	meta, err := json.Marshal(s.eng.Meta(k))
+	head := storage.Snapshot{Records: k, Digest: s.digests[k-1], Meta: meta}
+	if ss, ok := storage.As[storage.SnapshotStreams](s.st); ok && err == nil {
+		// In blocks, cut into chunks as they come: the data is never
+		// held whole.
+		var n int64
+		err = ss.WriteSnapshot(ctx, s.name, head, func(w io.Writer) error {
+			ew := snapenc.NewStreamWriter(w)
+			if err := s.eng.Encode(ew); err != nil {
+				return err
+			}
+			var err error
+			n, err = ew.Flush()
+			return err
+		})
+		s.snapBytes = int(n)
+	} else if err == nil {
+		w := snapenc.NewWriter(s.spare)
+		if s.preloadDone {
+			// The spare may be the preloaded snapshot's buffer: no
+			// restore of this Ask may decode it once it is overwritten.
+			s.preloaded = readSnapshot{err: errors.New("snapshot buffer reused")}
+		}
+		s.spare = nil
+		w.Grow(s.snapBytes + s.snapBytes/32 + 1<<12)
+		if err = s.eng.Encode(w); err == nil {
+			head.Data = w.Bytes()
+			err = sn.SaveSnapshot(ctx, s.name, head)
+		}
+		s.snapBytes = len(w.Bytes())
+		s.spare = w.Bytes()[:0] // SaveSnapshot does not retain it
 	}
 	s.saveCost = time.Since(start).Seconds()
-	s.snapBytes = len(w.Bytes())
-	s.spare = w.Bytes()[:0] // SaveSnapshot does not retain it
 	s.snapPolicy = s.eng.PolicySeconds()
 	if errors.Is(err, storage.ErrLocked) {
 		// Another process of the study is saving its own snapshot: this
@@ -238,26 +326,16 @@ func (s *Study) snapshotInfo() Info {
 		AsOf: m.Records}
 }
 
-// loadSnapshot reads the study's snapshot (ErrNoSnapshot when the storage
-// keeps none or the study cannot use one).
-func (s *Study) loadSnapshot(ctx context.Context) (storage.Snapshot, error) {
-	sn, ok := storage.As[storage.Snapshots](s.st)
-	if !ok || !s.cfg.GrowsCandidates() {
-		return storage.Snapshot{}, storage.ErrNoSnapshot
-	}
-	return sn.LoadSnapshot(ctx, s.name, true)
-}
-
 // preload reads the snapshot for the restores of an Ask before the
 // storage's lock is taken (within Update a PostgreSQL storage holds a
 // connection of its pool, and a read through another could wait forever
 // on a pool of one); release drops it when the Ask is done.
 func (s *Study) preload(ctx context.Context) (release func()) {
-	release = func() { s.preloaded, s.preloadErr, s.preloadDone = storage.Snapshot{}, nil, false }
+	release = func() { s.preloaded, s.preloadDone = readSnapshot{}, false }
 	if s.eng != nil {
 		return release
 	}
-	s.preloaded, s.preloadErr = s.loadSnapshot(ctx)
+	s.preloaded = s.readEngine(ctx)
 	s.preloadDone = true
 	return release
 }

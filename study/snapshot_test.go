@@ -3,6 +3,7 @@ package study
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -433,6 +434,29 @@ func (c *countingSnapshots) LoadSnapshot(ctx context.Context, name string, withD
 	return c.sn.LoadSnapshot(ctx, name, withData)
 }
 
+func (c *countingSnapshots) WriteSnapshot(ctx context.Context, name string, s storage.Snapshot, encode func(io.Writer) error) error {
+	c.saves++
+	c.last = storage.Snapshot{Records: s.Records, Digest: s.Digest}
+	return c.sn.(storage.SnapshotStreams).WriteSnapshot(ctx, name, s, func(w io.Writer) error {
+		return encode(countingWriter{w, &c.bytes})
+	})
+}
+
+func (c *countingSnapshots) OpenSnapshot(ctx context.Context, name string) (storage.Snapshot, storage.SnapshotData, error) {
+	return c.sn.(storage.SnapshotStreams).OpenSnapshot(ctx, name)
+}
+
+// countingWriter adds the bytes written through it to *n.
+type countingWriter struct {
+	w io.Writer
+	n *int
+}
+
+func (c countingWriter) Write(p []byte) (int, error) {
+	*c.n += len(p)
+	return c.w.Write(p)
+}
+
 // TestSnapshotBytesFollowSize: a long-lived process (Run) saves while its
 // snapshots sum to at most SnapshotBytes times the newest (a geometric
 // series) instead of one per ask, and Run's checkpoint leaves a snapshot
@@ -510,5 +534,74 @@ func TestSnapshotBytesFollowSize(t *testing.T) {
 	}
 	if eng, from := again.restore(ctx); eng == nil || from != c.last.Records {
 		t.Fatalf("the next process restored from record %d (engine %v), the newest snapshot covers %d", from, eng != nil, c.last.Records)
+	}
+}
+
+// losingPieces is a storage whose first snapshot opened loses a piece
+// while it is read, as when saves by other processes remove its chunks.
+type losingPieces struct {
+	storage.Storage
+	opens int
+}
+
+func (l *losingPieces) Unwrap() storage.Storage { return l.Storage }
+
+func (l *losingPieces) OpenSnapshot(ctx context.Context, name string) (storage.Snapshot, storage.SnapshotData, error) {
+	l.opens++
+	snap, d, err := l.Storage.(storage.SnapshotStreams).OpenSnapshot(ctx, name)
+	if err == nil && l.opens == 1 {
+		d = losingData{d}
+	}
+	return snap, d, err
+}
+
+func (l *losingPieces) WriteSnapshot(ctx context.Context, name string, s storage.Snapshot, encode func(io.Writer) error) error {
+	return l.Storage.(storage.SnapshotStreams).WriteSnapshot(ctx, name, s, encode)
+}
+
+type losingData struct{ storage.SnapshotData }
+
+func (d losingData) Pieces() func() ([]byte, error) {
+	next, k := d.SnapshotData.Pieces(), 0
+	return func() ([]byte, error) {
+		if k++; k == 1 {
+			return nil, fmt.Errorf("%w: a chunk is missing", storage.ErrSnapshotPiece)
+		}
+		return next()
+	}
+}
+
+// TestRestoreReopensLostPieces: a snapshot whose piece is lost while it
+// is read is opened again and restored, not replaced by a replay of the
+// study's records.
+func TestRestoreReopensLostPieces(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg := snapshotConfig("bkb")
+	cfg.Budget = 40
+	f := snapshotObjective(false)
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	st, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	s, err := Create(ctx, st, "s", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.saveEvery = 0
+	runTrials(t, s, 30, f, false)
+	if s.snapRecords == 0 {
+		t.Fatal("no snapshot saved")
+	}
+	lp := &losingPieces{Storage: st}
+	var notes []string
+	again, err := Load(ctx, lp, "", Options{Notify: func(n string) { notes = append(notes, n) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eng, from := again.restore(ctx); eng == nil || from != s.snapRecords || lp.opens != 2 || len(notes) != 0 {
+		t.Fatalf("restored from record %d (engine %v) after %d opens, notes %q; want record %d after 2 opens, no note", from, eng != nil, lp.opens, notes, s.snapRecords)
 	}
 }

@@ -227,8 +227,7 @@ type Study struct {
 	spare []byte
 	// preloaded is the snapshot Ask read before taking the storage's
 	// lock, for restore (preloadDone: it was read, whatever it holds).
-	preloaded   storage.Snapshot
-	preloadErr  error
+	preloaded   readSnapshot
 	preloadDone bool
 	// owner holds the Worker of each trial's latest ask: the trial's
 	// owner (a trial re-asked after its worker stopped belongs to the

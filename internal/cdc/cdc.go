@@ -112,70 +112,165 @@ const RefSize = 24
 // the cuts are those of a pass over every byte
 // (TestSplitSkipsKnownChunks).
 func Split(b []byte, prev []Ref) []Ref {
-	type key struct{ n, sum uint32 }
-	known := make(map[key]ID, len(prev))
-	at := make(map[key]int, len(prev))     // where a chunk starts in the previous state
-	starts := make(map[int]int, len(prev)) // offset in the previous state -> index in prev
-	oldLen := 0
-	for i, r := range prev {
-		k := key{r.Len, r.Sum}
-		known[k] = r.ID
-		if _, ok := at[k]; !ok {
-			at[k] = oldLen
-		}
-		starts[oldLen] = i
-		oldLen += int(r.Len)
-	}
-	shift := 0 // the offset in b minus the offset in prev of the last chunk recognized
-	// aligned returns the chunk of prev that b holds at off, if any.
-	aligned := func(off int) (Ref, bool) {
-		starts3 := [3]int{off - shift, off, off - (len(b) - oldLen)}
-		for k, o := range starts3 {
-			if o < 0 || slices.Contains(starts3[:k], o) {
-				continue
-			}
-			i, ok := starts[o]
-			if !ok {
-				continue
-			}
-			r := prev[i]
-			end := off + int(r.Len)
-			// prev's last chunk was cut by its data's end: it is one of
-			// b's only where it ends b too.
-			if end > len(b) || (i == len(prev)-1) != (end == len(b)) {
-				continue
-			}
-			if crc32.Checksum(b[off:end], Castagnoli) == r.Sum {
-				r.Data, r.New = b[off:end], false
-				shift = off - o
-				return r, true
-			}
-		}
-		return Ref{}, false
-	}
+	st := newSplitState(prev)
 	var out []Ref
 	for off := 0; off < len(b); {
-		if r, ok := aligned(off); ok {
-			out = append(out, r)
-			off += int(r.Len)
-			continue
-		}
-		n := Cut(b[off:])
-		r := Ref{Len: uint32(n), Sum: crc32.Checksum(b[off:off+n], Castagnoli), Data: b[off : off+n]}
-		if id, ok := known[key{r.Len, r.Sum}]; ok {
-			r.ID = id
-			if o, ok := at[key{r.Len, r.Sum}]; ok {
-				shift = off - o
-			}
-		} else {
-			_, _ = rand.Read(r.ID[:])
-			r.New = true
-			known[key{r.Len, r.Sum}] = r.ID // a chunk twice in b is stored once
-		}
+		r := st.next(b[off:], off, true, len(b))
 		out = append(out, r)
-		off += n
+		off += int(r.Len)
 	}
 	return out
+}
+
+// splitState is what Split carries from one chunk to the next.
+type splitState struct {
+	prev   []Ref
+	known  map[splitKey]ID
+	at     map[splitKey]int // where a chunk starts in the previous state
+	starts map[int]int      // offset in the previous state -> index in prev
+	oldLen int
+	shift  int // the offset in b minus the offset in prev of the last chunk recognized
+}
+
+type splitKey struct{ n, sum uint32 }
+
+func newSplitState(prev []Ref) *splitState {
+	st := &splitState{prev: prev, known: make(map[splitKey]ID, len(prev)), at: make(map[splitKey]int, len(prev)),
+		starts: make(map[int]int, len(prev))}
+	for i, r := range prev {
+		k := splitKey{r.Len, r.Sum}
+		st.known[k] = r.ID
+		if _, ok := st.at[k]; !ok {
+			st.at[k] = st.oldLen
+		}
+		st.starts[st.oldLen] = i
+		st.oldLen += int(r.Len)
+	}
+	return st
+}
+
+// next cuts the chunk that starts at offset off of the data: win holds
+// the data from off on, the whole rest when final, else more than
+// MaxSize bytes of it (so that every cut and every chunk of prev that
+// could start at off is decided by win alone). total is the data's
+// length, or -1 while unknown (a stream; then the guess at the same
+// distance from the end is not tried, which costs hashing, not cuts).
+func (st *splitState) next(win []byte, off int, final bool, total int) Ref {
+	if r, ok := st.aligned(win, off, final, total); ok {
+		return r
+	}
+	n := Cut(win)
+	r := Ref{Len: uint32(n), Sum: crc32.Checksum(win[:n], Castagnoli), Data: win[:n]}
+	k := splitKey{r.Len, r.Sum}
+	if id, ok := st.known[k]; ok {
+		r.ID = id
+		if o, ok := st.at[k]; ok {
+			st.shift = off - o
+		}
+	} else {
+		_, _ = rand.Read(r.ID[:])
+		r.New = true
+		st.known[k] = r.ID // a chunk twice in the data is stored once
+	}
+	return r
+}
+
+// aligned returns the chunk of prev that the data holds at off, if any.
+func (st *splitState) aligned(win []byte, off int, final bool, total int) (Ref, bool) {
+	starts3 := [3]int{off - st.shift, off, -1}
+	if total >= 0 {
+		starts3[2] = off - (total - st.oldLen)
+	}
+	for k, o := range starts3 {
+		if o < 0 || slices.Contains(starts3[:k], o) {
+			continue
+		}
+		i, ok := st.starts[o]
+		if !ok {
+			continue
+		}
+		r := st.prev[i]
+		n := int(r.Len)
+		// prev's last chunk was cut by its data's end: it is one of
+		// the data's only where it ends the data too.
+		if n > len(win) || (i == len(st.prev)-1) != (final && n == len(win)) {
+			continue
+		}
+		if crc32.Checksum(win[:n], Castagnoli) == r.Sum {
+			r.Data, r.New = win[:n], false
+			st.shift = off - o
+			return r, true
+		}
+	}
+	return Ref{}, false
+}
+
+// Splitter is Split for data written in parts (an io.Writer): it cuts
+// the same chunks, with the same IDs for those of prev, and passes each
+// to emit as soon as it is cut, holding about MaxSize bytes plus a write
+// rather than the whole data. A Ref's Data is valid during emit only.
+type Splitter struct {
+	st   *splitState
+	emit func(Ref) error
+	win  []byte // the data from off on, not cut yet
+	off  int
+	err  error
+}
+
+// NewSplitter returns a Splitter of data cut against prev (as Split).
+func NewSplitter(prev []Ref, emit func(Ref) error) *Splitter {
+	return &Splitter{st: newSplitState(prev), emit: emit}
+}
+
+// Write adds p to the data and emits the chunks it completes.
+func (s *Splitter) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	s.win = append(s.win, p...)
+	n, _ := s.WritePrefix(s.win, false)
+	s.win = s.win[:copy(s.win, s.win[n:])]
+	if s.err != nil {
+		return 0, s.err
+	}
+	return len(p), nil
+}
+
+// WritePrefix is Write for a writer that keeps its own buffer (the
+// snapshot encoder's): it emits the chunks that p, the data from where
+// the last call stopped, completes, in place, and returns how many bytes
+// they take; the caller gives the rest again with what follows. With
+// final, p ends the data and every byte is taken. It spares Write's copy
+// of the data into the Splitter's window.
+func (s *Splitter) WritePrefix(p []byte, final bool) (int, error) {
+	if len(s.win) > 0 && (len(p) == 0 || &p[0] != &s.win[0]) {
+		// After Write: the data goes on from its window.
+		if _, err := s.Write(p); err != nil || !final {
+			return len(p), err
+		}
+		return len(p), s.Close()
+	}
+	total := -1
+	if final {
+		total = s.off + len(p)
+	}
+	pos := 0
+	for s.err == nil && (final && pos < len(p) || len(p)-pos > MaxSize) {
+		r := s.st.next(p[pos:], s.off, final, total)
+		s.err = s.emit(r)
+		pos += int(r.Len)
+		s.off += int(r.Len)
+	}
+	return pos, s.err
+}
+
+// Close emits the last chunks, and returns the first error of emit.
+func (s *Splitter) Close() error {
+	if len(s.win) > 0 {
+		s.WritePrefix(s.win, true)
+	}
+	s.win = nil
+	return s.err
 }
 
 // Combine returns the CRC-32C of a concatenation a || b from crcA, the

@@ -2,6 +2,7 @@ package cdc
 
 import (
 	"bytes"
+	"errors"
 	"hash/crc32"
 	"math/rand/v2"
 	"slices"
@@ -187,10 +188,82 @@ func TestSplitSkipsKnownChunks(t *testing.T) {
 				t.Fatalf("trial %d chunk %d: an unchanged chunk has an ID the previous state did not list", trial, i)
 			}
 		}
+		// The Splitter, fed in writes of random sizes, cuts the same.
+		var streamed []Ref
+		sp := NewSplitter(prev, func(r Ref) error {
+			r.Data = slices.Clone(r.Data) // valid during emit only
+			streamed = append(streamed, r)
+			return nil
+		})
+		for rest := b; len(rest) > 0; {
+			n := min(len(rest), 1+rng.IntN(3*MaxSize))
+			if rng.IntN(4) == 0 {
+				n = min(len(rest), 1+rng.IntN(100))
+			}
+			if _, err := sp.Write(rest[:n]); err != nil {
+				t.Fatal(err)
+			}
+			rest = rest[n:]
+		}
+		if err := sp.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// And through WritePrefix, from a buffer that keeps what it
+		// does not take (as the snapshot encoder does).
+		var prefixed []Ref
+		sp = NewSplitter(prev, func(r Ref) error {
+			r.Data = slices.Clone(r.Data)
+			prefixed = append(prefixed, r)
+			return nil
+		})
+		var buf []byte
+		for rest := b; ; {
+			n := min(len(rest), 1+rng.IntN(2*MaxSize))
+			buf, rest = append(buf, rest[:n]...), rest[n:]
+			final := len(rest) == 0
+			k, err := sp.WritePrefix(buf, final)
+			if err != nil || final && k != len(buf) {
+				t.Fatalf("WritePrefix took %d of %d bytes (final %v): %v", k, len(buf), final, err)
+			}
+			buf = buf[:copy(buf, buf[k:])]
+			if final {
+				break
+			}
+		}
+		for _, s := range [][]Ref{streamed, prefixed} {
+			if len(s) != len(want) {
+				t.Fatalf("trial %d: the Splitter cuts %d chunks, a pass over every byte %d", trial, len(s), len(want))
+			}
+			for i, w := range want {
+				g := s[i]
+				if g.Len != w.Len || g.Sum != w.Sum || g.New != w.New || !bytes.Equal(g.Data, w.Data) || !g.New && g.ID != got[i].ID {
+					t.Fatalf("trial %d chunk %d: the Splitter's len %d sum %x new %v, want len %d sum %x new %v", trial, i, g.Len, g.Sum, g.New, w.Len, w.Sum, w.New)
+				}
+			}
+		}
 		cases++
 	}
 	if cases == 0 {
 		t.Fatal("no case ran")
+	}
+}
+
+// TestSplitterEmitError: emit's first error stops the Splitter and is
+// returned by Write or Close.
+func TestSplitterEmitError(t *testing.T) {
+	t.Parallel()
+	b := randomBytes(rand.New(rand.NewPCG(8, 8)), 3<<20)
+	stop := errors.New("disk full")
+	n := 0
+	sp := NewSplitter(nil, func(Ref) error {
+		if n++; n == 3 {
+			return stop
+		}
+		return nil
+	})
+	_, errW := sp.Write(b)
+	if errC := sp.Close(); !errors.Is(errW, stop) || !errors.Is(errC, stop) || n != 3 {
+		t.Fatalf("Write %v, Close %v after %d chunks: want the emit error after 3", errW, errC, n)
 	}
 }
 

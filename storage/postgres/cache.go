@@ -112,13 +112,13 @@ func writeCachedRecords(dir string, id int64, created time.Time, recs []storage.
 }
 
 // writeCacheFile writes dir/name through a temporary file and a rename.
-func writeCacheFile(dir, name string, data []byte) {
+func writeCacheFile(dir, name string, data []byte) bool {
 	if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o700); err != nil {
-		return
+		return false
 	}
 	f, err := os.CreateTemp(filepath.Dir(filepath.Join(dir, name)), ".tmp-*")
 	if err != nil {
-		return
+		return false
 	}
 	_, err = f.Write(data)
 	if cerr := f.Close(); err == nil {
@@ -130,6 +130,7 @@ func writeCacheFile(dir, name string, data []byte) {
 	if err != nil {
 		os.Remove(f.Name())
 	}
+	return err == nil
 }
 
 func chunkName(id cdc.ID) string { return filepath.Join("chunks", hex.EncodeToString(id[:])) }
@@ -139,6 +140,13 @@ func chunkName(id cdc.ID) string { return filepath.Join("chunks", hex.EncodeToSt
 func cachedChunkExists(dir string, id cdc.ID) bool {
 	_, err := os.Stat(filepath.Join(dir, chunkName(id)))
 	return err == nil
+}
+
+// cachedChunkFits reports whether the cache holds a regular file of
+// chunk r's length (its bytes are checked when it is read).
+func cachedChunkFits(dir string, r cdc.Ref) bool {
+	fi, err := os.Lstat(filepath.Join(dir, chunkName(r.ID)))
+	return err == nil && fi.Mode().IsRegular() && fi.Size() == int64(r.Len)
 }
 
 // readCachedChunk reads the cached chunk of r into dst (len(dst) =
@@ -159,12 +167,16 @@ func readCachedChunk(dir string, r cdc.Ref, dst []byte) bool {
 	return crc32.Checksum(dst, cdc.Castagnoli) == r.Sum
 }
 
-// pruneChunks removes the cached chunks that refs does not list, and
-// temporary files older than a minute (of writers that were killed).
-func pruneChunks(dir string, refs []cdc.Ref) {
-	keep := make(map[string]bool, len(refs))
-	for _, r := range refs {
-		keep[filepath.Base(chunkName(r.ID))] = true
+// pruneChunks removes the cached chunks that none of lists names and
+// that were written before before (a file written since may be a newer
+// snapshot's, which a process reads now), and temporary files older than
+// a minute (of writers that were killed).
+func pruneChunks(dir string, before time.Time, lists ...[]cdc.Ref) {
+	keep := map[string]bool{}
+	for _, refs := range lists {
+		for _, r := range refs {
+			keep[filepath.Base(chunkName(r.ID))] = true
+		}
 	}
 	entries, err := os.ReadDir(filepath.Join(dir, "chunks"))
 	if err != nil {
@@ -175,10 +187,12 @@ func pruneChunks(dir string, refs []cdc.Ref) {
 		if keep[name] {
 			continue
 		}
-		if len(name) > 5 && name[:5] == ".tmp-" {
-			if info, err := e.Info(); err != nil || time.Since(info.ModTime()) < time.Minute {
-				continue
-			}
+		limit := before
+		if strings.HasPrefix(name, ".tmp-") {
+			limit = time.Now().Add(-time.Minute)
+		}
+		if info, err := e.Info(); err != nil || !info.ModTime().Before(limit) {
+			continue
 		}
 		os.Remove(filepath.Join(dir, "chunks", name))
 	}

@@ -1,12 +1,16 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
+	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -32,8 +36,29 @@ const snapshotLock = 0x626b63
 // correctness, so a study deleted meanwhile is not an error the caller
 // must handle differently from any other.
 func (s *Store) SaveSnapshot(ctx context.Context, name string, snap storage.Snapshot) error {
-	var chunks []cdc.Ref // as saved
+	return s.WriteSnapshot(ctx, name, snap, func(w io.Writer) error {
+		// The Splitter cuts the data in place (Write would copy it).
+		_, err := w.(*cdc.Splitter).WritePrefix(snap.Data, true)
+		return err
+	})
+}
+
+// WriteSnapshot implements storage.SnapshotStreams, as SaveSnapshot: the
+// data is cut into chunks as encode writes it, within the transaction
+// and under the study's lock, against the list it replaces (so the
+// chunks of that list are all stored), and only the new chunks are held
+// until the transaction stores them. A transaction retried after a
+// transient failure calls encode again: a study's encoder writes the
+// same data each time.
+func (s *Store) WriteSnapshot(ctx context.Context, name string, snap storage.Snapshot, encode func(io.Writer) error) error {
+	start := time.Now()
+	dir := s.CacheDir(name)
+	var (
+		chunks, prev []cdc.Ref         // as saved, and the list replaced
+		held         map[cdc.ID][]byte // the new chunks, and those the local cache lacks
+	)
 	err := s.retry(ctx, "save the snapshot of study "+strconv.Quote(name), func() error {
+		chunks, prev, held = nil, nil, map[cdc.ID][]byte{}
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			var id int64
 			err := tx.QueryRow(ctx, `SELECT id FROM bkb_studies WHERE name = $1`, name).Scan(&id)
@@ -51,11 +76,23 @@ func (s *Store) SaveSnapshot(ctx context.Context, name string, snap storage.Snap
 			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 				return err
 			}
-			var prev []cdc.Ref
 			if len(old) >= 4 {
 				prev, _ = cdc.ParseRefs(old[4:])
 			}
-			chunks = cdc.Split(snap.Data, prev)
+			sp := cdc.NewSplitter(prev, func(c cdc.Ref) error {
+				if _, ok := held[c.ID]; !ok && (c.New || dir != "" && !cachedChunkExists(dir, c.ID)) {
+					held[c.ID] = bytes.Clone(c.Data)
+				}
+				c.Data = nil // valid during this call only
+				chunks = append(chunks, c)
+				return nil
+			})
+			if err := encode(sp); err != nil {
+				return permanent{err}
+			}
+			if err := sp.Close(); err != nil {
+				return permanent{err}
+			}
 			// The data's CRC-32C, from its chunks'.
 			list := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+cdc.RefSize*len(chunks)), cdc.Sum(chunks))
 			ids := make([][]byte, len(chunks))
@@ -82,20 +119,29 @@ func (s *Store) SaveSnapshot(ctx context.Context, name string, snap storage.Snap
 			if err := rows.Err(); err != nil {
 				return err
 			}
-			// The new chunks go by COPY, which pgx streams in small
+			// The chunks to store go by COPY, which pgx streams in small
 			// messages: a batch of INSERTs is encoded whole first, and
 			// the client's buffer grew to several times the chunks
 			// (11.7 MB allocated per ask of a 10,000-trial study for
 			// 2.8 MB of chunks).
-			var rowsNew [][]any
+			var add [][]any
 			for i, c := range chunks {
-				if !have[c.ID] {
-					have[c.ID] = true // a chunk twice in one snapshot is inserted once
-					rowsNew = append(rowsNew, []any{id, ids[i], c.Data})
+				if have[c.ID] {
+					continue
 				}
+				have[c.ID] = true // a chunk twice in one snapshot is inserted once
+				d, ok := held[c.ID]
+				if !ok {
+					// Listed before but lost: from the local cache.
+					d = make([]byte, c.Len)
+					if dir == "" || !readCachedChunk(dir, c, d) {
+						return permanent{fmt.Errorf("postgres: study %q: a chunk of its snapshot is lost from the database: this one is not saved", name)}
+					}
+				}
+				add = append(add, []any{id, ids[i], d})
 			}
-			if len(rowsNew) > 0 {
-				if _, err := tx.CopyFrom(ctx, pgx.Identifier{"bkb_snapshot_chunks"}, []string{"study_id", "hash", "data"}, pgx.CopyFromRows(rowsNew)); err != nil {
+			if len(add) > 0 {
+				if _, err := tx.CopyFrom(ctx, pgx.Identifier{"bkb_snapshot_chunks"}, []string{"study_id", "hash", "data"}, pgx.CopyFromRows(add)); err != nil {
 					return err
 				}
 			}
@@ -109,36 +155,66 @@ func (s *Store) SaveSnapshot(ctx context.Context, name string, snap storage.Snap
 			return tx.SendBatch(ctx, &b).Close()
 		})
 	})
-	if dir := s.CacheDir(name); err == nil && dir != "" {
+	if dir != "" && err == nil {
 		// The next process reads this snapshot from the local cache:
-		// the chunks it does not hold are written (those of the
-		// previous snapshot are there if this process read it).
-		for _, c := range chunks {
-			if c.New || !cachedChunkExists(dir, c.ID) {
-				writeCacheFile(dir, chunkName(c.ID), c.Data)
-			}
+		// the chunks it does not hold are written. Those of the list
+		// replaced stay for the processes reading it now, and so do
+		// files written since this save began (a later save's).
+		for id, d := range held {
+			writeCacheFile(dir, chunkName(id), d)
 		}
-		pruneChunks(dir, chunks)
+		pruneChunks(dir, start, chunks, prev)
 	}
 	return err
 }
 
-// LoadSnapshot implements storage.Snapshots: the study's row and its
-// chunks, read in one repeatable-read transaction (the chunks of the row
-// read, whatever saves commit meanwhile), each checked against its
-// length and CRC-32C, and the whole against the data's.
+// LoadSnapshot implements storage.Snapshots: without data, the study's
+// row; with data, the snapshot OpenSnapshot opens, read whole.
 func (s *Store) LoadSnapshot(ctx context.Context, name string, withData bool) (storage.Snapshot, error) {
+	if withData {
+		return storage.ReadSnapshot(ctx, s, name)
+	}
 	var snap storage.Snapshot
 	err := s.retry(ctx, "load the snapshot of study "+strconv.Quote(name), func() error {
-		snap = storage.Snapshot{}
+		var digest []byte
+		err := s.pool.QueryRow(ctx, `SELECT n.records, n.digest, n.meta FROM bkb_snapshots n JOIN bkb_studies s ON s.id = n.study_id WHERE s.name = $1`,
+			name).Scan(&snap.Records, &digest, &snap.Meta)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return permanent{storage.ErrNoSnapshot}
+		}
+		if err != nil {
+			return err
+		}
+		if len(digest) != len(snap.Digest) {
+			return permanent{fmt.Errorf("postgres: study %q: snapshot digest of %d bytes", name, len(digest))}
+		}
+		copy(snap.Digest[:], digest)
+		return nil
+	})
+	return snap, err
+}
+
+// OpenSnapshot implements storage.SnapshotStreams: the study's row, read
+// with the chunks the local cache (Options.CacheDir) lacks in one
+// repeatable-read transaction (the chunks of the row read, whatever saves
+// commit meanwhile), each checked against its length and CRC-32C and
+// written to the cache. The data is then read from the cache's files;
+// chunks not written there (no cache) are held in memory.
+func (s *Store) OpenSnapshot(ctx context.Context, name string) (storage.Snapshot, storage.SnapshotData, error) {
+	var (
+		snap storage.Snapshot
+		data storage.SnapshotData
+	)
+	err := s.retry(ctx, "open the snapshot of study "+strconv.Quote(name), func() error {
+		snap, data = storage.Snapshot{}, nil
 		return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 			var (
-				id             int64
-				digest, chunks []byte
+				id                    int64
+				digest, whole, chunks []byte
 			)
-			q := `SELECT n.study_id, n.records, n.digest, n.meta, CASE WHEN $2 THEN n.data END, CASE WHEN $2 THEN n.chunks END
+			q := `SELECT n.study_id, n.records, n.digest, n.meta, n.data, n.chunks
 				FROM bkb_snapshots n JOIN bkb_studies s ON s.id = n.study_id WHERE s.name = $1`
-			err := tx.QueryRow(ctx, q, name, withData).Scan(&id, &snap.Records, &digest, &snap.Meta, &snap.Data, &chunks)
+			err := tx.QueryRow(ctx, q, name).Scan(&id, &snap.Records, &digest, &snap.Meta, &whole, &chunks)
 			if errors.Is(err, pgx.ErrNoRows) {
 				return permanent{storage.ErrNoSnapshot}
 			}
@@ -149,8 +225,9 @@ func (s *Store) LoadSnapshot(ctx context.Context, name string, withData bool) (s
 				return permanent{fmt.Errorf("postgres: study %q: snapshot digest of %d bytes", name, len(digest))}
 			}
 			copy(snap.Digest[:], digest)
-			if !withData || chunks == nil {
-				return nil // a snapshot saved whole (schema 5)
+			if chunks == nil {
+				data = storage.BytesData(whole) // a snapshot saved whole (schema 5)
+				return nil
 			}
 			bad := func(what string) error {
 				return permanent{fmt.Errorf("postgres: study %q: snapshot %s", name, what)}
@@ -162,29 +239,18 @@ func (s *Store) LoadSnapshot(ctx context.Context, name string, withData bool) (s
 			if !ok {
 				return bad("chunk list damaged")
 			}
-			// The chunks in the list's order: those of the local cache
-			// (Options.CacheDir) read from it, the others from the
-			// database, each copied from the connection's buffer
-			// (RawValues) into its place in the snapshot's: one copy of
-			// tens of MB, not a slice per row and a copy more. The spare
-			// capacity holds the study's next snapshot.
 			dir := s.CacheDir(name)
-			offs := make([]int, len(refs)+1)
-			for i := range refs {
-				offs[i+1] = offs[i] + int(refs[i].Len)
-			}
-			size := offs[len(refs)]
-			data := make([]byte, size, size+size/16+1<<16)
 			var (
 				ids     [][]byte
 				missing []int // indexes in refs of the chunks to read
 			)
-			for i := range refs {
-				if dir == "" || !readCachedChunk(dir, refs[i], data[offs[i]:offs[i+1]]) {
-					ids = append(ids, refs[i].ID[:])
+			for i, r := range refs {
+				if dir == "" || !cachedChunkFits(dir, r) {
+					ids = append(ids, r.ID[:])
 					missing = append(missing, i)
 				}
 			}
+			mem := map[cdc.ID][]byte{}
 			if len(missing) > 0 {
 				rows, err := tx.Query(ctx, `SELECT c.data FROM unnest($2::bytea[]) WITH ORDINALITY AS u(hash, i)
 					LEFT JOIN bkb_snapshot_chunks c ON c.study_id = $1 AND c.hash = u.hash ORDER BY u.i`, id, ids)
@@ -198,8 +264,8 @@ func (s *Store) LoadSnapshot(ctx context.Context, name string, withData bool) (s
 						rows.Close()
 						return bad("chunk list disagrees with the chunks read")
 					}
-					i := missing[k]
-					d, r := raw[0], refs[i]
+					r := refs[missing[k]]
+					d := raw[0]
 					if d == nil {
 						rows.Close()
 						return bad("chunk missing")
@@ -208,7 +274,10 @@ func (s *Store) LoadSnapshot(ctx context.Context, name string, withData bool) (s
 						rows.Close()
 						return bad("chunk damaged (checksum mismatch)")
 					}
-					copy(data[offs[i]:], d)
+					// The connection's buffer is reused by the next row.
+					if dir == "" || !writeCacheFile(dir, chunkName(r.ID), d) {
+						mem[r.ID] = bytes.Clone(d)
+					}
 					k++
 				}
 				if err := rows.Err(); err != nil {
@@ -218,19 +287,20 @@ func (s *Store) LoadSnapshot(ctx context.Context, name string, withData bool) (s
 					return bad("chunk missing")
 				}
 			}
+			cd, err := storage.NewChunkData(name, refs, binary.LittleEndian.Uint32(chunks), func(id cdc.ID) string {
+				return filepath.Join(dir, chunkName(id))
+			}, mem)
+			if err != nil {
+				return permanent{err}
+			}
 			if dir != "" {
-				for _, i := range missing {
-					writeCacheFile(dir, chunkName(refs[i].ID), data[offs[i]:offs[i+1]])
-				}
-				pruneChunks(dir, refs)
+				// Files a minute old that this list does not name are
+				// an older snapshot's (a newer one's are fresh).
+				pruneChunks(dir, time.Now().Add(-time.Minute), refs)
 			}
-			// The data's CRC-32C from its chunks' (each checked above).
-			if cdc.Sum(refs) != binary.LittleEndian.Uint32(chunks) {
-				return bad("checksum mismatch")
-			}
-			snap.Data = data
+			data = cd
 			return nil
 		})
 	})
-	return snap, err
+	return snap, data, err
 }

@@ -3,12 +3,14 @@ package postgres_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/bkb-go/bkb/internal/cdc"
 	"github.com/bkb-go/bkb/storage"
 	"github.com/bkb-go/bkb/storage/postgres"
+	"github.com/bkb-go/bkb/storage/storagetest"
 )
 
 // TestSnapshotChunks: a snapshot is kept in content-defined chunks; a
@@ -100,5 +102,26 @@ func TestSnapshotChunks(t *testing.T) {
 	}
 	if _, err := pg.LoadSnapshot(ctx, "s", true); err == nil {
 		t.Fatal("a snapshot with a chunk missing loaded")
+	}
+}
+
+// TestSnapshotStreams: the conformance of snapshots read and written in
+// pieces, with a local cache (two handles share one, as processes on one
+// machine do) and without.
+func TestSnapshotStreams(t *testing.T) {
+	serverURL(t)
+	for _, cache := range []bool{true, false} {
+		t.Run(fmt.Sprintf("cache=%v", cache), func(t *testing.T) {
+			storagetest.RunSnapshotStreams(t, storagetest.Backend{
+				New: func(t *testing.T) func() storage.Storage {
+					u := newSchema(t)
+					var opt postgres.Options
+					if cache {
+						opt.CacheDir = t.TempDir()
+					}
+					return func() storage.Storage { return openStore(t, u, opt) }
+				},
+			})
+		})
 	}
 }
