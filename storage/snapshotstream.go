@@ -26,8 +26,9 @@ type SnapshotStreams interface {
 	OpenSnapshot(ctx context.Context, name string) (Snapshot, SnapshotData, error)
 	// WriteSnapshot replaces the study's snapshot with s (whose Data is
 	// not read) and the data that encode writes, atomically as
-	// SaveSnapshot does. encode is called once; its error is returned,
-	// and the snapshot is then not replaced.
+	// SaveSnapshot does. encode's error is returned, and the snapshot is
+	// then not replaced. A storage that retries a transient failure
+	// calls encode again: it must write the same data each time.
 	WriteSnapshot(ctx context.Context, name string, s Snapshot, encode func(io.Writer) error) error
 }
 
