@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // BenchmarkJournalStoreOpen opens a journal of 10,000 trials (20,001
@@ -45,5 +46,34 @@ func BenchmarkJournalStoreOpen(b *testing.B) {
 			b.Fatal(len(r), err)
 		}
 		s.Close()
+	}
+}
+
+// BenchmarkRecordCacheDecode decodes the records cache of a journal of
+// 10,000 trials (as BenchmarkJournalStoreOpen's): what a command on a
+// long study pays to read its records when the cache is current (a
+// journal's, or PostgreSQL's local cache).
+func BenchmarkRecordCacheDecode(b *testing.B) {
+	var recs []Record
+	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	for i := 0; i < 10000; i++ {
+		x := make([]float64, 6)
+		for j := range x {
+			x[j] = float64((i*7919+j*104729)%100003) / 100003
+		}
+		y := -float64(i%977) / 293
+		params := []byte(fmt.Sprintf(`{"x1":%v,"x2":%v,"x3":%v,"x4":%v,"x5":%v,"x6":%v}`, x[0], x[1], x[2], x[3], x[4], x[5]))
+		recs = append(recs, Record{Kind: KindAsk, Trial: i, Arm: i, X: x, Params: params, Worker: "vm:11016:5c666ef7", Time: at},
+			Record{Kind: KindTell, Trial: i, Arm: i, X: x, Y: &y, Seconds: 1e-6, Time: at.Add(time.Second)})
+	}
+	buf, ok := MarshalRecordCache(RecordCacheKey{Off: 1, Lines: 1}, recs)
+	if !ok {
+		b.Fatal("records not cached")
+	}
+	b.SetBytes(int64(len(buf)))
+	for b.Loop() {
+		if _, got, err := UnmarshalRecordCache(buf); err != nil || len(got) != len(recs) {
+			b.Fatal(err)
+		}
 	}
 }

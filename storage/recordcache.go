@@ -126,8 +126,9 @@ func encodeRecordCache(off int64, lines int, sum uint32, records []Record) ([]by
 // cacheReader reads the fields of a cache; ok turns false at the first
 // one out of bounds.
 type cacheReader struct {
-	b  []byte
-	ok bool
+	b    []byte
+	ok   bool
+	nums []float64 // the slab the next numbers are cut from
 }
 
 func (c *cacheReader) uvarint() uint64 {
@@ -176,11 +177,25 @@ func (c *cacheReader) floats() []float64 {
 	if !c.ok {
 		return nil
 	}
-	v := make([]float64, n-1)
+	v := c.slab(int(n - 1))
 	for i := range v {
 		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:]))
 	}
 	return v
+}
+
+// slab returns n numbers cut from the reader's slab (a new one when it
+// runs out), a slice of capacity n so that an append copies it.
+func (c *cacheReader) slab(n int) []float64 {
+	if n == 0 {
+		return []float64{}
+	}
+	if n > cap(c.nums)-len(c.nums) {
+		c.nums = make([]float64, 0, max(n, 1<<14))
+	}
+	k := len(c.nums)
+	c.nums = c.nums[:k+n]
+	return c.nums[k : k+n : k+n]
 }
 
 func (c *cacheReader) bytes(nilable bool) []byte {
@@ -220,6 +235,11 @@ func decodeRecordCache(b []byte) (recordCache, error) {
 	// Spare capacity for the records appended after the cached ones
 	// (a command adds a few), so that joining them copies nothing.
 	rc.records = make([]Record, n, n+n/64+64)
+	// Few allocations for many records: the points and values are cut
+	// from slabs, the parameters' JSON shares b, and a worker's name is
+	// made once (the records of a long study cost their decoding's
+	// allocations more than their bytes).
+	workers := map[string]string{}
 	for i := range rc.records {
 		r := &rc.records[i]
 		k := c.take(1)
@@ -230,12 +250,21 @@ func decodeRecordCache(b []byte) (recordCache, error) {
 		r.Trial, r.Arm, r.Step = c.varint(), c.varint(), c.varint()
 		r.X, r.Values, r.Constraints = c.floats(), c.floats(), c.floats()
 		if p := c.bytes(true); p != nil {
-			r.Params = append([]byte(nil), p...)
+			r.Params = p
 		}
-		r.Worker, r.Error = string(c.bytes(false)), string(c.bytes(false))
+		if w := c.bytes(false); len(w) > 0 {
+			name, ok := workers[string(w)]
+			if !ok {
+				name = string(w)
+				workers[name] = name
+			}
+			r.Worker = name
+		}
+		r.Error = string(c.bytes(false))
 		if y := c.take(1); c.ok && y[0] == 1 {
-			v := math.Float64frombits(c.u64())
-			r.Y = &v
+			v := c.slab(1)
+			v[0] = math.Float64frombits(c.u64())
+			r.Y = &v[0]
 		}
 		r.Seconds = math.Float64frombits(c.u64())
 		if t := c.bytes(false); !c.ok || r.Time.UnmarshalText(t) != nil {
