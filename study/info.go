@@ -17,7 +17,7 @@ func (s *Study) Trials() []TrialResult {
 	out := make([]TrialResult, 0, len(s.trials))
 	for _, t := range s.trials {
 		if t != nil {
-			c := *t
+			c := *s.withParams(t)
 			c.X = slices.Clone(t.X)
 			c.Values, c.Constraints = slices.Clone(t.Values), slices.Clone(t.Constraints)
 			c.Intermediate = slices.Clone(t.Intermediate)

@@ -362,7 +362,7 @@ func (s *Study) trial(n int) (TrialResult, bool) {
 	if n < 0 || n >= len(s.trials) || s.trials[n] == nil {
 		return TrialResult{}, false
 	}
-	return *s.trials[n], true
+	return *s.withParams(s.trials[n]), true
 }
 
 // counts returns the number of trials in each state.

@@ -414,7 +414,9 @@ func (s *Study) commit(r storage.Record, toEngine bool) error {
 	}
 	t := s.trials[r.Trial]
 	if t == nil {
-		t = &TrialResult{Number: r.Trial, Arm: r.Arm, X: slices.Clone(r.X), Params: s.cfg.Space.ParamsOf(r.X), Value: math.NaN()}
+		// Params are made when a trial is read (withParams): a command
+		// on a long study commits every record, and most read no trial.
+		t = &TrialResult{Number: r.Trial, Arm: r.Arm, X: slices.Clone(r.X), Value: math.NaN()}
 		s.trials[r.Trial] = t
 	}
 	if r.Kind != storage.KindReport {
@@ -441,6 +443,14 @@ func (s *Study) commit(r storage.Record, toEngine bool) error {
 		t.State, t.Seconds = Pruned, r.Seconds
 	}
 	return nil
+}
+
+// withParams returns t with its Params, made once (s.mu is held).
+func (s *Study) withParams(t *TrialResult) *TrialResult {
+	if t.Params == nil {
+		t.Params = s.cfg.Space.ParamsOf(t.X)
+	}
+	return t
 }
 
 // ensureEngine rebuilds the engine if it was dropped (or never built):
