@@ -2,8 +2,9 @@ package storage
 
 // Wrapper is a Storage that adds to or changes the behaviour of another
 // (a server's leases, a test's fault injection) and names it: the
-// optional interfaces of the wrapped storage ([Snapshots], [Catalog],
-// [Attributes]) stay reachable through [As], whichever of them the
+// optional interfaces of the wrapped storage ([Snapshots],
+// [SnapshotStreams], [Catalog], [Attributes]) stay reachable through
+// [As], whichever of them the
 // wrapper itself implements. A wrapper that embeds the storage it wraps
 // and implements Unwrap passes every optional interface through by
 // construction, including ones added later.

@@ -270,7 +270,9 @@ func (s *Study) writeSnapshot(ctx context.Context, sn storage.Snapshots) error {
 			n, err = ew.Flush()
 			return err
 		})
-		s.snapBytes = int(n)
+		if n > 0 {
+			s.snapBytes = int(n)
+		}
 	} else if err == nil {
 		w := snapenc.NewWriter(s.spare)
 		if s.preloadDone {
