@@ -222,3 +222,71 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func dot2AVX(x, y1, y2 *float64, n int) (s1, s2 float64)
+//
+// dotAVX of x with y1 and with y2 at once, each with dotAVX's
+// accumulators, order and reduction (so each sum has dotAVX's bits):
+// eight FMA chains instead of four, which dotAVX's latency left idle.
+TEXT ·dot2AVX(SB), NOSPLIT, $0-48
+	MOVQ x+0(FP), SI
+	MOVQ y1+8(FP), DI
+	MOVQ y2+16(FP), R8
+	MOVQ n+24(FP), CX
+	SHLQ $3, CX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	VXORPD Y11, Y11, Y11
+	XORQ AX, AX
+	MOVQ CX, BX
+	ANDQ $-128, BX
+
+loop16:
+	CMPQ AX, BX
+	JGE  loop4
+	VMOVUPD (SI)(AX*1), Y4
+	VMOVUPD 32(SI)(AX*1), Y5
+	VMOVUPD 64(SI)(AX*1), Y6
+	VMOVUPD 96(SI)(AX*1), Y7
+	VFMADD231PD (DI)(AX*1), Y4, Y0
+	VFMADD231PD (R8)(AX*1), Y4, Y8
+	VFMADD231PD 32(DI)(AX*1), Y5, Y1
+	VFMADD231PD 32(R8)(AX*1), Y5, Y9
+	VFMADD231PD 64(DI)(AX*1), Y6, Y2
+	VFMADD231PD 64(R8)(AX*1), Y6, Y10
+	VFMADD231PD 96(DI)(AX*1), Y7, Y3
+	VFMADD231PD 96(R8)(AX*1), Y7, Y11
+	ADDQ $128, AX
+	JMP  loop16
+
+loop4:
+	CMPQ AX, CX
+	JGE  done
+	VMOVUPD (SI)(AX*1), Y4
+	VFMADD231PD (DI)(AX*1), Y4, Y0
+	VFMADD231PD (R8)(AX*1), Y4, Y8
+	ADDQ $32, AX
+	JMP  loop4
+
+done:
+	VADDPD Y1, Y0, Y0
+	VADDPD Y3, Y2, Y2
+	VADDPD Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD X1, X0, X0
+	VHADDPD X0, X0, X0
+	MOVSD X0, s1+32(FP)
+	VADDPD Y9, Y8, Y8
+	VADDPD Y11, Y10, Y10
+	VADDPD Y10, Y8, Y8
+	VEXTRACTF128 $1, Y8, X9
+	VADDPD X9, X8, X8
+	VHADDPD X8, X8, X8
+	MOVSD X8, s2+40(FP)
+	VZEROUPPER
+	RET

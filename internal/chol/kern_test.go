@@ -177,16 +177,27 @@ func TestPortableKernelsBitForBit(t *testing.T) {
 			for i := range z1 {
 				z1[i], z2[i] = rng.NormFloat64(), rng.NormFloat64()*1e3
 			}
-			var got [2][5][]float64
+			z3 := make([]float64, w+1)
+			for i := range z3 {
+				z3[i] = rng.NormFloat64() * math.Exp(3*rng.NormFloat64())
+			}
+			var got [2][6][]float64
 			for p, avx := range []bool{true, false} {
 				useAVX = avx
 				y, y1, y2, ax := make([]float64, n), make([]float64, n), make([]float64, n), append([]float64(nil), z2...)
 				GemvRows(f, n, w, ldf, z1, y)
 				GemvRows2(f, n, w, ldf, z1, z2, y1, y2)
 				Axpy(0.37, z1[:w], ax)
-				got[p] = [5][]float64{y, y1, y2, ax, {Dot(z1[:w], z2[:w])}}
+				d1, d2 := Dot2(z1[:w], z2[:w], z3[:w])
+				got[p] = [6][]float64{y, y1, y2, ax, {Dot(z1[:w], z2[:w])}, {d1, d2, Dot(z1[:w], z3[:w])}}
 			}
-			for k, name := range []string{"GemvRows", "GemvRows2 (1)", "GemvRows2 (2)", "Axpy", "Dot"} {
+			// Dot2's sums are Dot's, on either path.
+			for p := range got {
+				if d := got[p][5]; math.Float64bits(d[0]) != math.Float64bits(got[p][4][0]) || math.Float64bits(d[1]) != math.Float64bits(d[2]) {
+					t.Fatalf("Dot2 w=%d (assembly %v): %v and %v, Dot gives %v and %v", w, p == 0, d[0], d[1], got[p][4][0], d[2])
+				}
+			}
+			for k, name := range []string{"GemvRows", "GemvRows2 (1)", "GemvRows2 (2)", "Axpy", "Dot", "Dot2"} {
 				for i := range got[0][k] {
 					if math.Float64bits(got[0][k][i]) != math.Float64bits(got[1][k][i]) {
 						t.Fatalf("%s n=%d w=%d ldf=%d [%d]: assembly %v, portable %v", name, n, w, ldf, i, got[0][k][i], got[1][k][i])
