@@ -114,15 +114,23 @@ func (f *Factor) SolveLMulti(xs [][]float64) {
 	n, s, L := f.n, f.stride, f.data
 	for i := 0; i < n; i++ {
 		row, d := L[i*s:i*s+i], L[i*s+i]
-		// Two right-hand sides at a time (Dot2: each sum has Dot's bits).
+		// Three right-hand sides at a time, then two, then one (Dot3,
+		// Dot2: each sum has Dot's bits).
 		k := 0
-		for ; k+1 < len(xs); k += 2 {
+		for ; k+2 < len(xs); k += 3 {
+			a, b, c := xs[k], xs[k+1], xs[k+2]
+			sa, sb, sc := Dot3(row, a[:i], b[:i], c[:i])
+			a[i] = (a[i] - sa) / d
+			b[i] = (b[i] - sb) / d
+			c[i] = (c[i] - sc) / d
+		}
+		switch len(xs) - k {
+		case 2:
 			a, b := xs[k], xs[k+1]
 			sa, sb := Dot2(row, a[:i], b[:i])
 			a[i] = (a[i] - sa) / d
 			b[i] = (b[i] - sb) / d
-		}
-		if k < len(xs) {
+		case 1:
 			x := xs[k]
 			x[i] = (x[i] - Dot(row, x[:i])) / d
 		}

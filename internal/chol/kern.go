@@ -98,6 +98,29 @@ func Dot2(x, y1, y2 []float64) (float64, float64) {
 	return s1, s2
 }
 
+// Dot3 is Dot2 for three vectors: twelve chains and the loads of x
+// shared by three, which is what the sixteen AVX2 registers hold.
+func Dot3(x, y1, y2, y3 []float64) (float64, float64, float64) {
+	n := len(x)
+	if n < 16 {
+		return DotScalar(x, y1), DotScalar(x, y2), DotScalar(x, y3)
+	}
+	y1, y2, y3 = y1[:n], y2[:n], y3[:n]
+	n4 := n &^ 3
+	var s1, s2, s3 float64
+	if useAVX {
+		s1, s2, s3 = dot3AVX(&x[0], &y1[0], &y2[0], &y3[0], n4)
+	} else {
+		s1, s2, s3 = dot4(x, y1, n4), dot4(x, y2, n4), dot4(x, y3, n4)
+	}
+	for i := n4; i < n; i++ {
+		s1 += float64(x[i] * y1[i])
+		s2 += float64(x[i] * y2[i])
+		s3 += float64(x[i] * y3[i])
+	}
+	return s1, s2, s3
+}
+
 // GemvRows2 is GemvRows for two vectors: y1 = F z1, y2 = F z2, reading F
 // once.
 func GemvRows2(f []float64, n, w, ldf int, z1, z2, y1, y2 []float64) {

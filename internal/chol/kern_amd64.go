@@ -30,6 +30,9 @@ func dotAVX(x, y *float64, n int) float64
 //go:noescape
 func dot2AVX(x, y1, y2 *float64, n int) (s1, s2 float64)
 
+//go:noescape
+func dot3AVX(x, y1, y2, y3 *float64, n int) (s1, s2, s3 float64)
+
 // hasAVX2FMA reports AVX2 and FMA support, with the OS saving the YMM
 // state (CPUID leaf 1: FMA bit 12, OSXSAVE bit 27, AVX bit 28; XCR0 bits
 // 1-2; leaf 7: AVX2 bit 5).

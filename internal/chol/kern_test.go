@@ -189,15 +189,20 @@ func TestPortableKernelsBitForBit(t *testing.T) {
 				GemvRows2(f, n, w, ldf, z1, z2, y1, y2)
 				Axpy(0.37, z1[:w], ax)
 				d1, d2 := Dot2(z1[:w], z2[:w], z3[:w])
-				got[p] = [6][]float64{y, y1, y2, ax, {Dot(z1[:w], z2[:w])}, {d1, d2, Dot(z1[:w], z3[:w])}}
+				e1, e2, e3 := Dot3(z1[:w], z2[:w], z3[:w], z1[:w])
+				got[p] = [6][]float64{y, y1, y2, ax, {Dot(z1[:w], z2[:w])},
+					{d1, d2, Dot(z1[:w], z3[:w]), e1, e2, e3, Dot(z1[:w], z1[:w])}}
 			}
-			// Dot2's sums are Dot's, on either path.
+			// Dot2's and Dot3's sums are Dot's, on either path.
 			for p := range got {
-				if d := got[p][5]; math.Float64bits(d[0]) != math.Float64bits(got[p][4][0]) || math.Float64bits(d[1]) != math.Float64bits(d[2]) {
-					t.Fatalf("Dot2 w=%d (assembly %v): %v and %v, Dot gives %v and %v", w, p == 0, d[0], d[1], got[p][4][0], d[2])
+				d, dot := got[p][5], got[p][4][0]
+				for k, want := range []float64{dot, d[2], dot, d[2], d[6]} {
+					if math.Float64bits(d[[]int{0, 1, 3, 4, 5}[k]]) != math.Float64bits(want) {
+						t.Fatalf("Dot2/Dot3 w=%d (assembly %v): sums %v, Dot gives %v, %v and %v", w, p == 0, d[:6], dot, d[2], d[6])
+					}
 				}
 			}
-			for k, name := range []string{"GemvRows", "GemvRows2 (1)", "GemvRows2 (2)", "Axpy", "Dot", "Dot2"} {
+			for k, name := range []string{"GemvRows", "GemvRows2 (1)", "GemvRows2 (2)", "Axpy", "Dot", "Dot2 and Dot3"} {
 				for i := range got[0][k] {
 					if math.Float64bits(got[0][k][i]) != math.Float64bits(got[1][k][i]) {
 						t.Fatalf("%s n=%d w=%d ldf=%d [%d]: assembly %v, portable %v", name, n, w, ldf, i, got[0][k][i], got[1][k][i])
