@@ -571,10 +571,9 @@ func (g *DTC) rebuild() error {
 			wa := w * z[a]
 			// The lower triangle only: Factorize reads nothing else of
 			// V, and each of its entries is summed as before.
-			va := g.v[a*vs : a*vs+a+1]
-			for c := range va {
-				va[c] += wa * z[c]
-			}
+			// The lower triangle only: Factorize reads nothing else of
+			// V, and each of its entries is summed as before (unfused).
+			chol.AxpyUnfused(wa, z[:a+1], g.v[a*vs:a*vs+a+1])
 			g.b[a] += z[a] * g.ysum[j]
 		}
 	}

@@ -178,6 +178,24 @@ func Axpy(a float64, x, y []float64) {
 	}
 }
 
+// AxpyUnfused adds a * x to y, each product rounded before its add:
+// exactly the loop y[i] += a * x[i], four at a time where the CPU has
+// AVX2 (each element is its own sum, so the bits do not depend on the
+// width). It is the kernel of loops whose stored studies replay with
+// unfused products (package gp's rebuild of V).
+func AxpyUnfused(a float64, x, y []float64) {
+	n := len(x)
+	y = y[:n]
+	i := 0
+	if n >= 8 && useAVX {
+		i = n &^ 3
+		axpyUnfusedAVX(a, &x[0], &y[0], i)
+	}
+	for ; i < n; i++ {
+		y[i] += float64(a * x[i])
+	}
+}
+
 // DotScalar is the plain inner product, with four accumulators: Dot's
 // fallback, and the inner product for callers whose rounding must not
 // depend on the CPU's vector instructions (package gp's per-arm updates

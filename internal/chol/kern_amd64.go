@@ -28,6 +28,9 @@ func axpyAVX(a float64, x, y *float64, n int)
 func dotAVX(x, y *float64, n int) float64
 
 //go:noescape
+func axpyUnfusedAVX(a float64, x, y *float64, n int)
+
+//go:noescape
 func dot2AVX(x, y1, y2 *float64, n int) (s1, s2 float64)
 
 //go:noescape

@@ -375,3 +375,28 @@ done:
 	MOVSD X12, s3+56(FP)
 	VZEROUPPER
 	RET
+
+// func axpyUnfusedAVX(a float64, x, y *float64, n int)
+//
+// y[:n] += a * x[:n] with the product rounded before the add (a multiply,
+// then an add: the bits of the scalar loop), n a multiple of 4.
+TEXT ·axpyUnfusedAVX(SB), NOSPLIT, $0-32
+	VBROADCASTSD a+0(FP), Y0
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DI
+	MOVQ n+24(FP), CX
+	SHLQ $3, CX
+	XORQ AX, AX
+
+loop:
+	CMPQ AX, CX
+	JGE  done
+	VMULPD (SI)(AX*1), Y0, Y1
+	VADDPD (DI)(AX*1), Y1, Y1
+	VMOVUPD Y1, (DI)(AX*1)
+	ADDQ $32, AX
+	JMP  loop
+
+done:
+	VZEROUPPER
+	RET

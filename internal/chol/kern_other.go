@@ -21,3 +21,5 @@ func gemv4x2AVX(f *float64, ldf int, z1, z2 *float64, w int, y1, y2 *float64, n 
 }
 
 func axpyAVX(a float64, x, y *float64, n int) { panic("chol: axpyAVX without AVX2") }
+
+func axpyUnfusedAVX(a float64, x, y *float64, n int) { panic("chol: axpyUnfusedAVX without AVX2") }

@@ -188,6 +188,17 @@ func TestPortableKernelsBitForBit(t *testing.T) {
 				GemvRows(f, n, w, ldf, z1, y)
 				GemvRows2(f, n, w, ldf, z1, z2, y1, y2)
 				Axpy(0.37, z1[:w], ax)
+				// AxpyUnfused is the scalar loop, bit for bit.
+				au, loop := append([]float64(nil), z2...), append([]float64(nil), z2...)
+				AxpyUnfused(-1.7e-3, z3[:w], au)
+				for i := range w {
+					loop[i] += float64(-1.7e-3 * z3[i])
+				}
+				for i := range au {
+					if math.Float64bits(au[i]) != math.Float64bits(loop[i]) {
+						t.Fatalf("AxpyUnfused w=%d (assembly %v) [%d]: %v, the loop gives %v", w, avx, i, au[i], loop[i])
+					}
+				}
 				d1, d2 := Dot2(z1[:w], z2[:w], z3[:w])
 				e1, e2, e3 := Dot3(z1[:w], z2[:w], z3[:w], z1[:w])
 				got[p] = [6][]float64{y, y1, y2, ax, {Dot(z1[:w], z2[:w])},
