@@ -222,8 +222,10 @@ type Study struct {
 	snapBytes int
 	// spare is a buffer no longer in use that the next snapshot is
 	// encoded into (the data of the snapshot restored, once decoded, or
-	// of the last one saved): a long study's snapshot is tens of MB, and
-	// fresh memory of that size costs its page faults at every save.
+	// of the last one saved) on a storage that keeps snapshots whole
+	// only: a long study's snapshot is tens of MB, and fresh memory of
+	// that size costs its page faults at every save. A storage with
+	// storage.SnapshotStreams needs none: the data is never held whole.
 	spare []byte
 	// preloaded is the snapshot Ask read before taking the storage's
 	// lock, for restore (preloadDone: it was read, whatever it holds).
