@@ -184,45 +184,14 @@ func (s *JournalStore) SaveSnapshot(_ context.Context, _ string, snap Snapshot) 
 	return saveChunked(s.path, snap)
 }
 
-// LoadSnapshot implements [Snapshots], without locks (see SaveSnapshot).
-func (s *JournalStore) LoadSnapshot(_ context.Context, _ string, withData bool) (Snapshot, error) {
-	p := SnapshotPath(s.path)
-	fi, err := os.Lstat(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Snapshot{}, ErrNoSnapshot
+// LoadSnapshot implements [Snapshots], without locks (see SaveSnapshot):
+// with data, the snapshot OpenSnapshot opens, read whole.
+func (s *JournalStore) LoadSnapshot(ctx context.Context, name string, withData bool) (Snapshot, error) {
+	if withData {
+		return ReadSnapshot(ctx, s, name)
 	}
-	if err != nil {
-		return Snapshot{}, err
-	}
-	if !fi.Mode().IsRegular() {
-		return Snapshot{}, fmt.Errorf("storage: %s is not a regular file", p)
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return Snapshot{}, err
-	}
-	defer f.Close()
-	magic := make([]byte, len(chunkedMagic))
-	if _, err := io.ReadFull(f, magic); err == nil && string(magic) == chunkedMagic {
-		// Layout 2: the list (small) whole, then its chunks.
-		rest, err := io.ReadAll(io.LimitReader(f, 1<<30))
-		if err != nil {
-			return Snapshot{}, err
-		}
-		snap, err := loadChunked(p, SnapshotChunksPath(s.path), append(magic, rest...), withData)
-		if err != nil && withData && errors.Is(err, fs.ErrNotExist) {
-			// A chunk removed by a save that replaced the list twice
-			// while this read it: read the new list once.
-			if b, err2 := readRegular(p, 1<<30); err2 == nil {
-				snap, err = loadChunked(p, SnapshotChunksPath(s.path), b, withData)
-			}
-		}
-		return snap, err
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return Snapshot{}, err
-	}
-	return readSnapshotFile(f, withData)
+	snap, _, err := s.openSnapshot(false)
+	return snap, err
 }
 
 // WriteSnapshot implements [SnapshotStreams], without locks (see
@@ -234,33 +203,56 @@ func (s *JournalStore) WriteSnapshot(_ context.Context, _ string, snap Snapshot,
 // OpenSnapshot implements [SnapshotStreams], without locks (see
 // SaveSnapshot).
 func (s *JournalStore) OpenSnapshot(_ context.Context, _ string) (Snapshot, SnapshotData, error) {
+	return s.openSnapshot(true)
+}
+
+// openSnapshot reads the snapshot file's head and, with data, returns
+// its data: layout 2's chunks, or the data of a layout 1 file (written
+// whole by older builds), read whole.
+func (s *JournalStore) openSnapshot(withData bool) (Snapshot, SnapshotData, error) {
 	p := SnapshotPath(s.path)
-	b, err := readRegular(p, 1<<30)
+	fi, err := os.Lstat(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Snapshot{}, nil, ErrNoSnapshot
 	}
 	if err != nil {
-		return Snapshot{}, nil, fmt.Errorf("storage: snapshot %s: %w", p, err)
+		return Snapshot{}, nil, err
 	}
-	if !bytes.HasPrefix(b, []byte(chunkedMagic)) {
-		// Layout 1, written whole by older builds: read whole.
-		snap, err := s.LoadSnapshot(context.Background(), "", true)
+	if !fi.Mode().IsRegular() {
+		return Snapshot{}, nil, fmt.Errorf("storage: %s is not a regular file", p)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return Snapshot{}, nil, err
+	}
+	defer f.Close()
+	magic := make([]byte, len(chunkedMagic))
+	if _, err := io.ReadFull(f, magic); err == nil && string(magic) == chunkedMagic {
+		// Layout 2: the list (small) whole; the chunks as they are read.
+		rest, err := io.ReadAll(io.LimitReader(f, 1<<30))
 		if err != nil {
 			return Snapshot{}, nil, err
 		}
-		data := snap.Data
-		snap.Data = nil
-		return snap, BytesData(data), nil
+		l, err := decodeChunkList(p, append(magic, rest...))
+		if err != nil || !withData {
+			return l.snap, nil, err
+		}
+		cd, err := NewChunkData(p, l.refs, l.sum, chunkFile(SnapshotChunksPath(s.path)), nil)
+		if err != nil {
+			return Snapshot{}, nil, err
+		}
+		return l.snap, cd, nil
 	}
-	l, err := decodeChunkList(p, b)
-	if err != nil {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return Snapshot{}, nil, err
 	}
-	cd, err := NewChunkData(p, l.refs, l.sum, chunkFile(SnapshotChunksPath(s.path)), nil)
-	if err != nil {
-		return Snapshot{}, nil, err
+	snap, err := readSnapshotFile(f, withData)
+	if err != nil || !withData {
+		return snap, nil, err
 	}
-	return l.snap, cd, nil
+	data := snap.Data
+	snap.Data = nil
+	return snap, BytesData(data), nil
 }
 
 // tempPrefix is the start of the names of the temporary files that

@@ -135,35 +135,6 @@ func readRegular(p string, max int64) ([]byte, error) {
 	return b, err
 }
 
-// loadChunked reads the snapshot whose list file holds b: with data, its
-// chunks from dir, checked against the data's CRC-32C.
-func loadChunked(name, dir string, b []byte, withData bool) (Snapshot, error) {
-	l, err := decodeChunkList(name, b)
-	if err != nil || !withData {
-		return l.snap, err
-	}
-	cd, err := NewChunkData(name, l.refs, l.sum, chunkFile(dir), nil)
-	if err != nil {
-		return Snapshot{}, err
-	}
-	// The buffer's spare capacity holds the study's next snapshot (see
-	// readSnapshotFile).
-	data := make([]byte, 0, l.size+l.size/16+1<<16)
-	next := cd.Pieces()
-	for {
-		p, err := next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return Snapshot{}, err
-		}
-		data = append(data, p...)
-	}
-	l.snap.Data = data
-	return l.snap, nil
-}
-
 // saveChunked saves s as the snapshot of the journal at path (layout 2).
 func saveChunked(path string, s Snapshot) error {
 	return writeChunked(path, s, func(w io.Writer) error {

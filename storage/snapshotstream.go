@@ -153,33 +153,40 @@ func chunkFile(dir string) func(cdc.ID) string {
 // ReadSnapshot reads the study's snapshot whole through ss: OpenSnapshot,
 // then its pieces. A piece that a save removed, or a damaged one (which
 // is removed as it is read), is read once more from a snapshot opened
-// again.
+// again; if every try fails, the first one's error (which names the
+// cause) is returned.
 func ReadSnapshot(ctx context.Context, ss SnapshotStreams, name string) (Snapshot, error) {
-	var err error
+	var first error
 	for range 3 {
-		var (
-			snap Snapshot
-			d    SnapshotData
-		)
-		if snap, d, err = ss.OpenSnapshot(ctx, name); err != nil {
+		snap, d, err := ss.OpenSnapshot(ctx, name)
+		if err != nil {
 			return Snapshot{}, err
 		}
-		// The spare capacity holds the study's next snapshot, a little
-		// larger, when it encodes it into this buffer.
-		n := d.Size()
-		buf := make([]byte, 0, n+n/16+1<<16)
-		next := d.Pieces()
-		for {
-			var p []byte
-			if p, err = next(); err != nil {
-				break
-			}
-			buf = append(buf, p...)
-		}
-		if errors.Is(err, io.EOF) {
-			snap.Data = buf
+		if snap.Data, err = ReadData(d); err == nil {
 			return snap, nil
 		}
+		if first == nil {
+			first = err
+		}
 	}
-	return Snapshot{}, err
+	return Snapshot{}, first
+}
+
+// ReadData reads d whole into one buffer, whose spare capacity holds the
+// study's next snapshot, a little larger, when it encodes it into this
+// buffer.
+func ReadData(d SnapshotData) ([]byte, error) {
+	n := d.Size()
+	buf := make([]byte, 0, n+n/16+1<<16)
+	next := d.Pieces()
+	for {
+		p, err := next()
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		buf = append(buf, p...)
+	}
 }

@@ -135,13 +135,6 @@ func writeCacheFile(dir, name string, data []byte) bool {
 
 func chunkName(id cdc.ID) string { return filepath.Join("chunks", hex.EncodeToString(id[:])) }
 
-// cachedChunkExists reports whether the cache holds a file for chunk id
-// (its bytes are checked when it is read).
-func cachedChunkExists(dir string, id cdc.ID) bool {
-	_, err := os.Stat(filepath.Join(dir, chunkName(id)))
-	return err == nil
-}
-
 // cachedChunkFits reports whether the cache holds a regular file of
 // chunk r's length (its bytes are checked when it is read).
 func cachedChunkFits(dir string, r cdc.Ref) bool {

@@ -80,7 +80,7 @@ func (s *Store) WriteSnapshot(ctx context.Context, name string, snap storage.Sna
 				prev, _ = cdc.ParseRefs(old[4:])
 			}
 			sp := cdc.NewSplitter(prev, func(c cdc.Ref) error {
-				if _, ok := held[c.ID]; !ok && (c.New || dir != "" && !cachedChunkExists(dir, c.ID)) {
+				if _, ok := held[c.ID]; !ok && (c.New || dir != "" && !cachedChunkFits(dir, c)) {
 					held[c.ID] = bytes.Clone(c.Data)
 				}
 				c.Data = nil // valid during this call only

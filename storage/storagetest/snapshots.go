@@ -11,22 +11,6 @@ import (
 	"github.com/bkb-go/bkb/storage"
 )
 
-// readData reads a snapshot's data through its pieces.
-func readData(d storage.SnapshotData) ([]byte, error) {
-	var out []byte
-	next := d.Pieces()
-	for {
-		p, err := next()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return out, err
-		}
-		out = append(out, p...)
-	}
-}
-
 // writeIn returns an encode function that writes b in writes of random
 // sizes (the study's encoder writes blocks of about a megabyte).
 func writeIn(b []byte, seed uint64) func(io.Writer) error {
@@ -81,7 +65,7 @@ func RunSnapshotStreams(t *testing.T, b Backend) {
 			t.Fatal(err)
 		}
 		for k := range 2 { // each call of Pieces reads from the start
-			b, err := readData(d)
+			b, err := storage.ReadData(d)
 			if err != nil || d.Size() != int64(len(data)) || !bytes.Equal(b, data) {
 				t.Fatalf("read %d: %d bytes of %d (Size %d), equal %v, error %v", k, len(b), len(data), d.Size(), bytes.Equal(b, data), err)
 			}
@@ -148,13 +132,13 @@ func RunSnapshotStreams(t *testing.T, b Backend) {
 		if err := ss.WriteSnapshot(bg, "s", s1, writeIn(edit(data, 1<<20), 6)); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := readData(d); err != nil || !bytes.Equal(got, data) {
+		if got, err := storage.ReadData(d); err != nil || !bytes.Equal(got, data) {
 			t.Fatalf("data opened before a save: equal %v, error %v", bytes.Equal(got, data), err)
 		}
 		if err := sn.SaveSnapshot(bg, "s", storage.Snapshot{Records: 4, Meta: []byte(`{}`), Data: edit(data, 2<<20)}); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := readData(d); err != nil && !errors.Is(err, fs.ErrNotExist) || err == nil && !bytes.Equal(got, data) {
+		if got, err := storage.ReadData(d); err != nil && !errors.Is(err, fs.ErrNotExist) || err == nil && !bytes.Equal(got, data) {
 			t.Fatalf("data opened before two saves: equal %v, error %v; want the data or an error wrapping fs.ErrNotExist", bytes.Equal(got, data), err)
 		}
 	})
