@@ -21,17 +21,7 @@ func BenchmarkJournalStoreOpen(b *testing.B) {
 	if _, err := s.CreateStudy(ctx, "a", nil); err != nil {
 		b.Fatal(err)
 	}
-	var recs []Record
-	for i := 0; i < 10000; i++ {
-		x := make([]float64, 6)
-		for j := range x {
-			x[j] = float64((i*7919+j*104729)%100003) / 100003
-		}
-		y := -float64(i%977) / 293
-		params := []byte(fmt.Sprintf(`{"x1":%v,"x2":%v,"x3":%v,"x4":%v,"x5":%v,"x6":%v}`, x[0], x[1], x[2], x[3], x[4], x[5]))
-		recs = append(recs, Record{Kind: KindAsk, Trial: i, Arm: i, X: x, Params: params, Worker: "vm:11016:5c666ef7"},
-			Record{Kind: KindTell, Trial: i, Arm: i, X: x, Y: &y, Seconds: 1e-6})
-	}
+	recs := longStudyRecords(time.Time{})
 	if _, err := s.Update(ctx, "a", 0, func(View) ([]Record, error) { return recs, nil }); err != nil {
 		b.Fatal(err)
 	}
@@ -54,18 +44,7 @@ func BenchmarkJournalStoreOpen(b *testing.B) {
 // long study pays to read its records when the cache is current (a
 // journal's, or PostgreSQL's local cache).
 func BenchmarkRecordCacheDecode(b *testing.B) {
-	var recs []Record
-	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
-	for i := 0; i < 10000; i++ {
-		x := make([]float64, 6)
-		for j := range x {
-			x[j] = float64((i*7919+j*104729)%100003) / 100003
-		}
-		y := -float64(i%977) / 293
-		params := []byte(fmt.Sprintf(`{"x1":%v,"x2":%v,"x3":%v,"x4":%v,"x5":%v,"x6":%v}`, x[0], x[1], x[2], x[3], x[4], x[5]))
-		recs = append(recs, Record{Kind: KindAsk, Trial: i, Arm: i, X: x, Params: params, Worker: "vm:11016:5c666ef7", Time: at},
-			Record{Kind: KindTell, Trial: i, Arm: i, X: x, Y: &y, Seconds: 1e-6, Time: at.Add(time.Second)})
-	}
+	recs := longStudyRecords(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))
 	buf, ok := MarshalRecordCache(RecordCacheKey{Off: 1, Lines: 1}, recs)
 	if !ok {
 		b.Fatal("records not cached")
@@ -76,4 +55,26 @@ func BenchmarkRecordCacheDecode(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// longStudyRecords returns the records of 10,000 trials, 6 coordinates a
+// point, as a long study writes them; asks at time at and tells a second
+// later (no times when at is zero: a storage stamps them).
+func longStudyRecords(at time.Time) []Record {
+	var recs []Record
+	told := at
+	if !at.IsZero() {
+		told = at.Add(time.Second)
+	}
+	for i := 0; i < 10000; i++ {
+		x := make([]float64, 6)
+		for j := range x {
+			x[j] = float64((i*7919+j*104729)%100003) / 100003
+		}
+		y := -float64(i%977) / 293
+		params := []byte(fmt.Sprintf(`{"x1":%v,"x2":%v,"x3":%v,"x4":%v,"x5":%v,"x6":%v}`, x[0], x[1], x[2], x[3], x[4], x[5]))
+		recs = append(recs, Record{Kind: KindAsk, Trial: i, Arm: i, X: x, Params: params, Worker: "vm:11016:5c666ef7", Time: at},
+			Record{Kind: KindTell, Trial: i, Arm: i, X: x, Y: &y, Seconds: 1e-6, Time: told})
+	}
+	return recs
 }

@@ -112,13 +112,14 @@ const RefSize = 24
 // the cuts are those of a pass over every byte
 // (TestSplitSkipsKnownChunks).
 func Split(b []byte, prev []Ref) []Ref {
-	st := newSplitState(prev)
+	// The Splitter over the whole data at once: each chunk's Data is a
+	// slice of b, valid as long as b.
 	var out []Ref
-	for off := 0; off < len(b); {
-		r := st.next(b[off:], off, true, len(b))
+	sp := NewSplitter(prev, func(r Ref) error {
 		out = append(out, r)
-		off += int(r.Len)
-	}
+		return nil
+	})
+	_, _ = sp.WritePrefix(b, true) // emit returns no error
 	return out
 }
 

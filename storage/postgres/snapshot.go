@@ -185,11 +185,7 @@ func (s *Store) LoadSnapshot(ctx context.Context, name string, withData bool) (s
 		if err != nil {
 			return err
 		}
-		if len(digest) != len(snap.Digest) {
-			return permanent{fmt.Errorf("postgres: study %q: snapshot digest of %d bytes", name, len(digest))}
-		}
-		copy(snap.Digest[:], digest)
-		return nil
+		return setDigest(&snap, name, digest)
 	})
 	return snap, err
 }
@@ -221,10 +217,9 @@ func (s *Store) OpenSnapshot(ctx context.Context, name string) (storage.Snapshot
 			if err != nil {
 				return err
 			}
-			if len(digest) != len(snap.Digest) {
-				return permanent{fmt.Errorf("postgres: study %q: snapshot digest of %d bytes", name, len(digest))}
+			if err := setDigest(&snap, name, digest); err != nil {
+				return err
 			}
-			copy(snap.Digest[:], digest)
 			if chunks == nil {
 				data = storage.BytesData(whole) // a snapshot saved whole (schema 5)
 				return nil
@@ -303,4 +298,13 @@ func (s *Store) OpenSnapshot(ctx context.Context, name string) (storage.Snapshot
 		})
 	})
 	return snap, data, err
+}
+
+// setDigest sets snap's digest from the column read, which must be one.
+func setDigest(snap *storage.Snapshot, name string, digest []byte) error {
+	if len(digest) != len(snap.Digest) {
+		return permanent{fmt.Errorf("postgres: study %q: snapshot digest of %d bytes", name, len(digest))}
+	}
+	copy(snap.Digest[:], digest)
+	return nil
 }
