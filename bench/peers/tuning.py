@@ -481,7 +481,7 @@ def diag(rows):
                ["CPU/trial 1-30 ms", "CPU/trial 31+ ms", "median integers 31+", "median trial of best", "categories of the best (seeds 1-5)"]
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
-        for s in [s for s in SAMPLERS if s in by[p]]:
+        for s in [s for s in SAMPLERS if s in by[p]] + sorted(set(by[p]) - set(SAMPLERS)):  # and bkb-initN, bkb-vN
             runs = sorted(by[p][s], key=lambda r: r["seed"])
             cells = [s]
             for q in cats:
