@@ -56,7 +56,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	regretAgainst := fs.StringSlice("regret-against", nil, "--regret: print the summary comparing --regret-ours with these optimizers (with --regret-suite or --regret-peers the default is the peers, optuna-...)")
 	regretOurs := fs.String("regret-ours", "bkb", "--regret-suite: the optimizer the summary compares with the peers")
 	regretNoise := fs.Float64Slice("regret-noise", []float64{0}, "--regret and --long: noise standard deviations as fractions of the function's range over its box")
-	firstSeed := fs.Int("first-seed", 1, "--regret: the first seed; runs use seeds first-seed..first-seed+seeds-1 (fresh seeds to check a difference found on others)")
+	firstSeed := fs.Int("first-seed", 1, "--regret and --long: the first seed; runs use seeds first-seed..first-seed+seeds-1 (fresh seeds to check a difference found on others)")
 	long := fs.Bool("long", false, "run the long-study benchmark instead: the policy's CPU time per trial over the last tenth of runs of growing budgets, with simple regret and dictionary size (docs/scaling.md); use --jobs 1 or GOMAXPROCS=1 for the figures of the docs")
 	longProblems := fs.StringSlice("long-problems", []string{"hartmann6", "ackley:10"}, "--long: problems as name[:dim]")
 	longBudgets := fs.IntSlice("long-budgets", []int{500, 2000, 5000, 10000}, "--long: budgets T, one run per problem, budget and seed")
@@ -78,7 +78,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return runPruneBench(ctx, pf, n, *mdPath, stdout, stderr)
 	}
+	if *long || *regret {
+		switch {
+		case *firstSeed < 1:
+			return usagef("--first-seed must be at least 1, got %d", *firstSeed)
+		case *seeds <= 0:
+			return usagef("--seeds must be positive, got %d", *seeds)
+		}
+	}
 	if *long {
+		if *plotPath != "" {
+			return usagef("--plot draws the regret curves of --regret and of the default benchmark, not --long's table")
+		}
 		j := *jobs
 		if !fs.Changed("jobs") {
 			j = 1
@@ -91,7 +102,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		// --regret-noise gives the long runs' noise too (noise-free by
 		// default): the dictionary's growth differs with noise.
-		return runRegret(ctx, specs, []string{*longOpt}, *regretNoise, 1, *seeds, j, regretOutputs{markdown: *mdPath}, true, stdout, stderr)
+		return runRegret(ctx, specs, []string{*longOpt}, *regretNoise, *firstSeed, *seeds, j, regretOutputs{markdown: *mdPath, csv: *csvPath}, true, stdout, stderr)
 	}
 	if *regret {
 		j := *jobs
@@ -111,9 +122,6 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 		}
 		out := regretOutputs{markdown: *mdPath, csv: *csvPath, plot: *plotPath, peers: *regretPeers, ours: *regretOurs, against: *regretAgainst, suite: *regretSuite != "" || *regretPeers != "" || len(*regretAgainst) > 0, from: *regretFrom}
-		if *firstSeed < 1 {
-			return usagef("--first-seed must be at least 1, got %d", *firstSeed)
-		}
 		return runRegret(ctx, problems, *regretOpt, *regretNoise, *firstSeed, *seeds, j, out, false, stdout, stderr)
 	}
 	if *scale {

@@ -223,6 +223,20 @@ func TestBenchRegretOutputs(t *testing.T) {
 	if r := runBKB(t, nil, "bench", "--regret", "--first-seed", "0"); r.code != 2 || !strings.Contains(r.stderr, "--first-seed must be at least 1") {
 		t.Errorf("--first-seed 0: exit %d, %s", r.code, r.stderr)
 	}
+	// --long takes --first-seed and --csv too (it used to run seed 1
+	// whatever --first-seed said), and refuses --plot and --seeds 0.
+	csv3 := filepath.Join(dir, "long.csv")
+	r = runBKB(t, nil, "bench", "--long", "--seeds", "1", "--first-seed", "3", "--long-problems", "branin",
+		"--long-budgets", "12", "--long-optimizer", "random", "--csv", csv3)
+	b3, err := os.ReadFile(csv3)
+	if r.code != 0 || err != nil || !strings.Contains(r.stderr, "seed 3:") || !strings.Contains(string(b3), ",random,3,12,") || strings.Contains(r.stderr, "seed 1:") {
+		t.Errorf("--long --first-seed 3: exit %d, %v:\n%s%s", r.code, err, b3, r.stderr)
+	}
+	for _, args := range [][]string{{"--long", "--plot", filepath.Join(dir, "l.svg")}, {"--long", "--seeds", "0"}, {"--regret", "--seeds", "0"}, {"--long", "--first-seed", "0"}} {
+		if r := runBKB(t, nil, append([]string{"bench"}, args...)...); r.code != 2 {
+			t.Errorf("bench %v: exit %d, want 2: %s", args, r.code, r.stderr)
+		}
+	}
 	svg, err := os.ReadFile(plotPath)
 	if err != nil || !strings.Contains(string(svg), "@font-face") || !strings.Contains(string(svg), "Liberation Sans") {
 		t.Errorf("regret SVG: %v; want an embedded Liberation Sans font", err)
