@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,8 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/spf13/pflag"
 
 	"github.com/bkb-go/bkb/bench"
 	"github.com/bkb-go/bkb/chart"
@@ -66,6 +69,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := checkBenchFlags(fs); err != nil {
+		return err
+	}
 	for flag, path := range map[string]string{"--csv": *csvPath, "--markdown": *mdPath, "--plot": *plotPath} {
 		if err := checkOutput(flag, path, *overwrite, ""); err != nil {
 			return err
@@ -87,9 +93,6 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	if *long {
-		if *plotPath != "" {
-			return usagef("--plot draws the regret curves of --regret and of the default benchmark, not --long's table")
-		}
 		j := *jobs
 		if !fs.Changed("jobs") {
 			j = 1
@@ -391,4 +394,55 @@ func runScale(ctx context.Context, cfg bench.ScaleConfig, mdPath, progressMode s
 		return err
 	}
 	return writeFileAtomic(mdPath, buf.Bytes())
+}
+
+// benchModes are bench's benchmarks other than the default grid, by the
+// flag that selects each, with the flags each reads besides --overwrite
+// and --progress (a display setting every benchmark takes, whether it
+// draws a bar or not); benchGridFlags are the default grid's.
+var (
+	benchModes = map[string][]string{
+		"pruning": {"pruning-tasks", "pruning-trials", "pruning-methods", "pruning-optuna", "pruning-optuna-methods", "seeds", "markdown"},
+		"long":    {"long-problems", "long-budgets", "long-optimizer", "regret-noise", "first-seed", "seeds", "jobs", "markdown", "csv"},
+		"regret": {"regret-problems", "regret-optimizers", "regret-suite", "regret-peers", "regret-from", "regret-against", "regret-ours",
+			"regret-noise", "first-seed", "seeds", "jobs", "markdown", "csv", "plot"},
+		"scale": {"scale-arms", "scale-t", "scale-variants", "scale-budget", "length-scale", "markdown", "progress"},
+	}
+	benchGridFlags = []string{"policies", "objectives", "seeds", "arms", "budget", "noise", "kernel", "length-scale", "lambda", "beta",
+		"qbar", "incremental", "init", "jobs", "csv", "markdown", "plot", "progress"}
+)
+
+// checkBenchFlags refuses two benchmarks at once and a flag the chosen
+// benchmark does not read (such as --first-seed with the default grid, or
+// --plot with --long), which would otherwise be ignored without a word.
+func checkBenchFlags(fs *pflag.FlagSet) error {
+	mode, reads := "", benchGridFlags
+	for m, flags := range benchModes {
+		if !fs.Changed(m) {
+			continue
+		}
+		if on, _ := fs.GetBool(m); !on {
+			continue
+		}
+		if mode != "" {
+			a, b := min(mode, m), max(mode, m)
+			return usagef("--%s and --%s are two benchmarks: give one", a, b)
+		}
+		mode, reads = m, flags
+	}
+	var err error
+	fs.Visit(func(f *pflag.Flag) {
+		if err != nil || f.Name == "overwrite" || f.Name == "progress" || f.Name == mode || slices.Contains(reads, f.Name) {
+			return
+		}
+		if _, isMode := benchModes[f.Name]; isMode {
+			return // --long=false and the like
+		}
+		what := "the default benchmark (no --long, --regret, --scale or --pruning)"
+		if mode != "" {
+			what = "--" + mode
+		}
+		err = usagef("--%s is not read by %s", f.Name, what)
+	})
+	return err
 }

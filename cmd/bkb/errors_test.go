@@ -75,6 +75,10 @@ func TestMalformedInputs(t *testing.T) {
 		{"resume external study", []string{"optimize", "--resume", "--study", write("ext.jsonl", "")}, 2, "no complete header line"},
 		{"bench unknown policy", []string{"bench", "--policies", "bkb,nope"}, 2, `unknown policy "nope"`},
 		{"bench unknown objective", []string{"bench", "--objectives", "nope"}, 2, `unknown function "nope"`},
+		{"bench flag of another benchmark", []string{"bench", "--first-seed", "3"}, 2, "--first-seed is not read by the default benchmark"},
+		{"bench plot of long", []string{"bench", "--long", "--plot", "x.svg"}, 2, "--plot is not read by --long"},
+		{"bench jobs of scale", []string{"bench", "--scale", "--jobs", "2"}, 2, "--jobs is not read by --scale"},
+		{"bench two benchmarks", []string{"bench", "--long", "--regret"}, 2, "--long and --regret are two benchmarks"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -224,7 +224,8 @@ func TestBenchRegretOutputs(t *testing.T) {
 		t.Errorf("--first-seed 0: exit %d, %s", r.code, r.stderr)
 	}
 	// --long takes --first-seed and --csv too (it used to run seed 1
-	// whatever --first-seed said), and refuses --plot and --seeds 0.
+	// whatever --first-seed said), and refuses --plot and --seeds 0
+	// (errors_test.go has the other flags a benchmark does not read).
 	csv3 := filepath.Join(dir, "long.csv")
 	r = runBKB(t, nil, "bench", "--long", "--seeds", "1", "--first-seed", "3", "--long-problems", "branin",
 		"--long-budgets", "12", "--long-optimizer", "random", "--csv", csv3)
