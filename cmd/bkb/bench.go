@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -406,10 +407,10 @@ var (
 		"long":    {"long-problems", "long-budgets", "long-optimizer", "regret-noise", "first-seed", "seeds", "jobs", "markdown", "csv"},
 		"regret": {"regret-problems", "regret-optimizers", "regret-suite", "regret-peers", "regret-from", "regret-against", "regret-ours",
 			"regret-noise", "first-seed", "seeds", "jobs", "markdown", "csv", "plot"},
-		"scale": {"scale-arms", "scale-t", "scale-variants", "scale-budget", "length-scale", "markdown", "progress"},
+		"scale": {"scale-arms", "scale-t", "scale-variants", "scale-budget", "length-scale", "markdown"},
 	}
 	benchGridFlags = []string{"policies", "objectives", "seeds", "arms", "budget", "noise", "kernel", "length-scale", "lambda", "beta",
-		"qbar", "incremental", "init", "jobs", "csv", "markdown", "plot", "progress"}
+		"qbar", "incremental", "init", "jobs", "csv", "markdown", "plot"}
 )
 
 // checkBenchFlags refuses two benchmarks at once and a flag the chosen
@@ -417,18 +418,14 @@ var (
 // --plot with --long), which would otherwise be ignored without a word.
 func checkBenchFlags(fs *pflag.FlagSet) error {
 	mode, reads := "", benchGridFlags
-	for m, flags := range benchModes {
-		if !fs.Changed(m) {
-			continue
-		}
+	for _, m := range slices.Sorted(maps.Keys(benchModes)) {
 		if on, _ := fs.GetBool(m); !on {
 			continue
 		}
 		if mode != "" {
-			a, b := min(mode, m), max(mode, m)
-			return usagef("--%s and --%s are two benchmarks: give one", a, b)
+			return usagef("--%s and --%s are two benchmarks: give one", mode, m)
 		}
-		mode, reads = m, flags
+		mode, reads = m, benchModes[m]
 	}
 	var err error
 	fs.Visit(func(f *pflag.Flag) {
