@@ -195,6 +195,19 @@ const noiseStream = 0x6e6f697365
 // RunRegret runs one variant on one problem for the largest checkpoint,
 // noise drawn from seed, on an in-memory study.
 func RunRegret(ctx context.Context, p RegretProblem, v RegretVariant, seed uint64, checkpoints []int, rng float64) (RegretRun, error) {
+	return RunRegretWith(ctx, p, v, seed, checkpoints, rng, RegretOptions{})
+}
+
+// RegretOptions are RunRegretWith's options.
+type RegretOptions struct {
+	// OnTrial, if not nil, is called after each trial is told (a
+	// progress display: a long run is minutes of trials). It runs on the
+	// run's goroutine, inside the measured CPU time: keep it cheap.
+	OnTrial func()
+}
+
+// RunRegretWith is RunRegret with options.
+func RunRegretWith(ctx context.Context, p RegretProblem, v RegretVariant, seed uint64, checkpoints []int, rng float64, opt RegretOptions) (RegretRun, error) {
 	T := slices.Max(checkpoints)
 	f := p.F
 	space, err := study.Box(nil, f.Lower, f.Upper)
@@ -238,6 +251,9 @@ func RunRegret(ctx context.Context, p RegretProblem, v RegretVariant, seed uint6
 		}
 		if err := s.Tell(ctx, tr.Number, y); err != nil {
 			return run, err
+		}
+		if opt.OnTrial != nil {
+			opt.OnTrial()
 		}
 		run.SimpleTrace = append(run.SimpleTrace, best)
 		run.CumTrace = append(run.CumTrace, cum)

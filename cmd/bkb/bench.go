@@ -73,6 +73,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := checkBenchFlags(fs); err != nil {
 		return err
 	}
+	switch *progressMode {
+	case "auto", "bar", "lines", "none":
+	default:
+		return usagef("--progress must be auto, bar, lines or none, got %q", *progressMode)
+	}
 	for flag, path := range map[string]string{"--csv": *csvPath, "--markdown": *mdPath, "--plot": *plotPath} {
 		if err := checkOutput(flag, path, *overwrite, ""); err != nil {
 			return err
@@ -106,7 +111,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		// --regret-noise gives the long runs' noise too (noise-free by
 		// default): the dictionary's growth differs with noise.
-		return runRegret(ctx, specs, []string{*longOpt}, *regretNoise, *firstSeed, *seeds, j, regretOutputs{markdown: *mdPath, csv: *csvPath}, true, stdout, stderr)
+		return runRegret(ctx, specs, []string{*longOpt}, *regretNoise, *firstSeed, *seeds, j, regretOutputs{markdown: *mdPath, csv: *csvPath, progress: *progressMode}, true, stdout, stderr)
 	}
 	if *regret {
 		j := *jobs
@@ -125,7 +130,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				return usageError{trimPkg(err)}
 			}
 		}
-		out := regretOutputs{markdown: *mdPath, csv: *csvPath, plot: *plotPath, peers: *regretPeers, ours: *regretOurs, against: *regretAgainst, suite: *regretSuite != "" || *regretPeers != "" || len(*regretAgainst) > 0, from: *regretFrom}
+		out := regretOutputs{markdown: *mdPath, csv: *csvPath, plot: *plotPath, peers: *regretPeers, ours: *regretOurs, against: *regretAgainst, suite: *regretSuite != "" || *regretPeers != "" || len(*regretAgainst) > 0, from: *regretFrom, progress: *progressMode}
 		return runRegret(ctx, problems, *regretOpt, *regretNoise, *firstSeed, *seeds, j, out, false, stdout, stderr)
 	}
 	if *scale {

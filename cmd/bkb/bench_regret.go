@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -34,6 +35,7 @@ type regretOutputs struct {
 	against             []string
 	suite               bool
 	from                []string // CSV files of earlier runs to read instead of running
+	progress            string   // --progress: the trials told over all runs
 }
 
 func runRegret(ctx context.Context, problems, optimizers []string, noise []float64, firstSeed, seeds, jobs int, out regretOutputs, long bool, stdout, stderr io.Writer) error {
@@ -92,19 +94,31 @@ func runRegret(ctx context.Context, problems, optimizers []string, noise []float
 		}
 	}
 	fmt.Fprintf(stderr, "bkb: regret benchmark, %d runs, %d at a time\n", len(jobsList), jobs)
+	trials := 0
+	for _, j := range jobsList {
+		trials += slices.Max(j.ck)
+	}
+	prog := newProgress(stderr, out.progress, trials)
 	work := make(chan *job)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	done := 0
+	done, told := 0, 0
+	onTrial := func() {
+		mu.Lock()
+		told++
+		prog.update(told, 0, math.NaN(), 0)
+		mu.Unlock()
+	}
 	for w := 0; w < min(jobs, len(jobsList)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range work {
-				j.out, j.err = bench.RunRegret(ctx, j.p, j.v, j.seed, j.ck, j.rng)
+				j.out, j.err = bench.RunRegretWith(ctx, j.p, j.v, j.seed, j.ck, j.rng, bench.RegretOptions{OnTrial: onTrial})
 				mu.Lock()
 				done++
 				if j.err == nil {
+					prog.clear()
 					fmt.Fprintf(stderr, "[%d/%d] %s %s seed %d: simple %.3g, %.1f ms/trial\n", done, len(jobsList), j.out.Problem, j.out.Variant, j.seed, j.out.Simple[len(j.out.Simple)-1], j.out.PolicyMS)
 				}
 				mu.Unlock()
@@ -119,6 +133,7 @@ func runRegret(ctx context.Context, problems, optimizers []string, noise []float
 	}
 	close(work)
 	wg.Wait()
+	prog.clear()
 	if ctx.Err() != nil {
 		return fmt.Errorf("%w: regret benchmark stopped after %d of %d runs", errInterrupted, done, len(jobsList))
 	}

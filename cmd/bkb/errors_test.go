@@ -79,6 +79,7 @@ func TestMalformedInputs(t *testing.T) {
 		{"bench plot of long", []string{"bench", "--long", "--plot", "x.svg"}, 2, "--plot is not read by --long"},
 		{"bench jobs of scale", []string{"bench", "--scale", "--jobs", "2"}, 2, "--jobs is not read by --scale"},
 		{"bench two benchmarks", []string{"bench", "--long", "--regret"}, 2, "--long and --regret are two benchmarks"},
+		{"bench progress mode", []string{"bench", "--regret", "--progress", "loud"}, 2, "--progress must be auto, bar, lines or none"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

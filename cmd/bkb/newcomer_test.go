@@ -228,10 +228,14 @@ func TestBenchRegretOutputs(t *testing.T) {
 	// (errors_test.go has the other flags a benchmark does not read).
 	csv3 := filepath.Join(dir, "long.csv")
 	r = runBKB(t, nil, "bench", "--long", "--seeds", "1", "--first-seed", "3", "--long-problems", "branin",
-		"--long-budgets", "12", "--long-optimizer", "random", "--csv", csv3)
+		"--long-budgets", "12", "--long-optimizer", "random", "--csv", csv3, "--progress", "lines")
 	b3, err := os.ReadFile(csv3)
 	if r.code != 0 || err != nil || !strings.Contains(r.stderr, "seed 3:") || !strings.Contains(string(b3), ",random,3,12,") || strings.Contains(r.stderr, "seed 1:") {
 		t.Errorf("--long --first-seed 3: exit %d, %v:\n%s%s", r.code, err, b3, r.stderr)
+	}
+	// Progress counts the trials of every run (a long run is minutes).
+	if !strings.Contains(r.stderr, "bkb: 100% 12/12 trials") {
+		t.Errorf("--long --progress lines: no progress line of 12 trials:\n%s", r.stderr)
 	}
 	for _, args := range [][]string{{"--long", "--plot", filepath.Join(dir, "l.svg")}, {"--long", "--seeds", "0"}, {"--regret", "--seeds", "0"}, {"--long", "--first-seed", "0"}} {
 		if r := runBKB(t, nil, append([]string{"bench"}, args...)...); r.code != 2 {
