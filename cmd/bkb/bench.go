@@ -97,11 +97,21 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		case *seeds <= 0:
 			return usagef("--seeds must be positive, got %d", *seeds)
 		}
+		for _, nf := range *regretNoise {
+			if !(nf >= 0) || math.IsInf(nf, 0) {
+				return usagef("--regret-noise: each noise level must be finite and >= 0, got %v", nf)
+			}
+		}
 	}
 	if *long {
 		j := *jobs
 		if !fs.Changed("jobs") {
 			j = 1
+		}
+		for _, t := range *longBudgets {
+			if t <= 0 {
+				return usagef("--long-budgets: each budget must be positive, got %d", t)
+			}
 		}
 		var specs []string
 		for _, p := range *longProblems {

@@ -80,6 +80,9 @@ func TestMalformedInputs(t *testing.T) {
 		{"bench jobs of scale", []string{"bench", "--scale", "--jobs", "2"}, 2, "--jobs is not read by --scale"},
 		{"bench two benchmarks", []string{"bench", "--long", "--regret"}, 2, "--long and --regret are two benchmarks"},
 		{"bench progress mode", []string{"bench", "--regret", "--progress", "loud"}, 2, "--progress must be auto, bar, lines or none"},
+		{"bench negative noise", []string{"bench", "--long", "--regret-noise", "-1"}, 2, "--regret-noise: each noise level must be finite and >= 0"},
+		{"bench NaN noise", []string{"bench", "--regret", "--regret-noise", "0,nan"}, 2, "--regret-noise: each noise level must be finite and >= 0"},
+		{"bench long budget", []string{"bench", "--long", "--long-budgets", "500,0"}, 2, "--long-budgets: each budget must be positive"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
