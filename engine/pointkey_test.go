@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -17,15 +18,7 @@ func TestPointKey(t *testing.T) {
 		{math.Inf(1)}, {math.SmallestNonzeroFloat64}, {0.1 + 0.2}, {0.3}, {1, 2},
 	}
 	same := func(a, b []float64) bool {
-		if len(a) != len(b) {
-			return false
-		}
-		for i := range a {
-			if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-				return false
-			}
-		}
-		return true
+		return slices.EqualFunc(a, b, func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
 	}
 	for i, a := range points {
 		for j, b := range points {
