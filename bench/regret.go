@@ -27,10 +27,11 @@ type RegretVariant struct {
 
 // RegretVariants are the optimizers of the regret benchmark
 // (docs/optimizer.md), by name:
-//   - "bkb": the current defaults (version 10: growing candidates, ARD
+//   - "bkb": the current defaults (version 11: growing candidates, ARD
 //     fits, BKB, exploration decaying with the budget, noise handling, the
 //     long-study engine, output warping, local steps, the rules for many
-//     parameters and version 10's two rules for noisy values);
+//     parameters, version 10's two rules for noisy values and a local
+//     posterior late in long studies);
 //   - "bkb-v4": version 4, the defaults before version 8;
 //   - "bkb-v3": version 3 defaults (BKB's fitted noise floored at 1e-3,
 //     no noise handling);
@@ -49,6 +50,8 @@ type RegretVariant struct {
 //   - "bkb-v10": version 10 (version 9 with values that stay unwarped
 //     once a warped fit reads the noise as heavy, and version 4's exact
 //     core under heavy noise; docs/long-studies.md, docs/tuning.md);
+//   - "bkb-v11": version 11 (version 10 with a local posterior late in
+//     long studies; docs/long-studies.md);
 //   - "bkb-matern": "bkb" with the Matern 5/2 ARD kernel instead of RBF;
 //   - "gp-ucb": the current defaults with GP-UCB (exact posterior);
 //   - "ada-bkb": Ada-BKB (bandit.AdaBKB) on the encoded box;
@@ -66,6 +69,7 @@ var RegretVariants = map[string]RegretVariant{
 	"bkb-v8":       {"bkb-v8", func(c *study.Config) { c.Version = 8 }},
 	"bkb-v9":       {"bkb-v9", func(c *study.Config) { c.Version = 9 }},
 	"bkb-v10":      {"bkb-v10", func(c *study.Config) { c.Version = 10 }},
+	"bkb-v11":      {"bkb-v11", func(c *study.Config) { c.Version = 11 }},
 	"bkb-matern":   {"bkb-matern", func(c *study.Config) { c.Kernel.Name = "matern52" }},
 	"gp-ucb":       {"gp-ucb", func(c *study.Config) { c.Policy = "gp-ucb" }},
 	"ada-bkb":      {"ada-bkb", func(c *study.Config) { c.Policy = "ada-bkb" }},

@@ -182,6 +182,11 @@ type refiner struct {
 	tm         *tradeoffModel
 	frontJoins int
 	tfits      []targetFit
+	// The local posterior of a late ask (late.go): its incumbent and the
+	// half-widths of its points' box at the last rebuild, the
+	// observations at that rebuild and those in the posterior.
+	lateInc, lateHalf   []float64
+	lateBuilt, lateSeen int
 }
 
 func newRefiner(cfg *Config, global *mat.Dense) *refiner {
@@ -242,6 +247,9 @@ func (r *refiner) sync(e *Engine) error {
 		if r.region.Restarts != restarts {
 			r.markPhaseStale(e)
 		}
+	}
+	if r.lateLocal(t) {
+		return r.syncLate(e, t)
 	}
 	due, cold := r.fitDue(t)
 	if due {

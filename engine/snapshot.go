@@ -138,6 +138,13 @@ func (r *refiner) encode(w *snapenc.Writer) error {
 	w.Float(r.growSec)
 	w.Float(r.gain)
 	w.Int(r.resparsified)
+	if r.cfg.rules().LateLocal {
+		w.Bool(r.lateInc != nil)
+		w.Floats(r.lateInc)
+		w.Floats(r.lateHalf)
+		w.Int(r.lateBuilt)
+		w.Int(r.lateSeen)
+	}
 	return nil
 }
 
@@ -303,6 +310,16 @@ func (r *refiner) decode(e *Engine, rd *snapenc.Reader) error {
 	r.fitSecs, r.growSec = rd.Float(), rd.Float()
 	r.gain = rd.Float()
 	r.resparsified = rd.Int()
+	if r.cfg.rules().LateLocal {
+		hasLate := rd.Bool()
+		r.lateInc, r.lateHalf = rd.Floats(), rd.Floats()
+		r.lateBuilt, r.lateSeen = rd.Int(), rd.Int()
+		if rd.Err() == nil && (hasLate && (len(r.lateInc) != r.d || len(r.lateHalf) != r.d) ||
+			!hasLate && (r.lateInc != nil || r.lateHalf != nil) ||
+			r.lateBuilt < 0 || r.lateSeen < r.lateBuilt || r.lateSeen > len(e.succ)) {
+			rd.Fail("late posterior of %d and %d coordinates, built at %d, %d observations", len(r.lateInc), len(r.lateHalf), r.lateBuilt, r.lateSeen)
+		}
+	}
 	return rd.Err()
 }
 

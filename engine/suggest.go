@@ -44,6 +44,12 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 		return nil, err
 	}
 	inc := r.incumbent(e)
+	// A late ask (late.go): the local posterior's candidates only.
+	lateAsk := r.lateLocal(len(e.succ))
+	if lateAsk {
+		inc = r.lateIncumbent(e)
+		r.restartDue, r.local = false, nil
+	}
 
 	type cand struct {
 		x []float64
@@ -85,7 +91,9 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 	// The global set's means and variances are kept current by the
 	// posterior (its candidates): O(n m) per observation, not O(n m^2)
 	// per ask.
-	if r.sample != nil {
+	if lateAsk {
+		// No global candidates: the local posterior has no data there.
+	} else if r.sample != nil {
 		// A joint sample's values on the global set: O(n m).
 		lin, res := make([]float64, n), make([]float64, n)
 		r.dtc.SampleCandidates(lin, res, r.sample)
@@ -104,7 +112,18 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 			seen[PointKey(c.x)] = true // the arms are canonical
 		}
 	}
+	var lateBox []float64 // the half-widths of a late ask's candidates
+	if lateAsk {
+		var ard []float64
+		if r.hp != nil {
+			ard = candidates.ARDWeights(r.hp.LengthScales)
+		}
+		lateBox = r.lateHalfWidths(ard)
+	}
 	for _, x := range r.pool {
+		if lateAsk && !inBox(x, inc, lateBox) {
+			continue // out of the local posterior's data
+		}
 		add(x)
 	}
 	flush()
@@ -150,6 +169,14 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 		if err := trust(r.local, r.region.Radius, trustPoints); err != nil {
 			return nil, err
 		}
+	} else if lateAsk {
+		ard := weights
+		weights = lateBox
+		err := trust(inc, 1, trustPoints)
+		weights = ard
+		if err != nil {
+			return nil, err
+		}
 	} else if err := trust(inc, r.region.Radius, trustPoints); err != nil {
 		return nil, err
 	}
@@ -166,7 +193,7 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 	// Probe the best points away from the incumbent.
 	probes := 0
 	for _, c := range cs {
-		if probes == probeCenters || r.local != nil {
+		if probes == probeCenters || r.local != nil || lateAsk {
 			break
 		}
 		if math.IsInf(c.v, -1) || dist(c.x, inc) < 2*probeRadius {
@@ -200,7 +227,7 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 		// candidate underestimates most.
 		far := 0
 		for _, c := range cs {
-			if far == farStarts || r.local != nil {
+			if far == farStarts || r.local != nil || lateAsk {
 				break
 			}
 			if math.IsInf(c.v, -1) || dist(c.x, inc) < 0.3 {
@@ -221,8 +248,23 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 		if r.batchable {
 			polishBatch = func(xs [][]float64, out []float64) { copy(out, r.scoreBatch(xs, acq, score)) }
 		}
+		pacq := acq
+		if lateAsk {
+			// Polishes stay in the late box (latePenalty).
+			h := lateBox
+			pacq = func(x []float64) float64 { return acq(x) - latePenalty(x, inc, h) }
+			if polishBatch != nil {
+				pb := polishBatch
+				polishBatch = func(xs [][]float64, out []float64) {
+					pb(xs, out)
+					for i, x := range xs {
+						out[i] -= latePenalty(x, inc, h)
+					}
+				}
+			}
+		}
 		for _, s := range starts {
-			p, v, err := candidates.Polish(acq, s, r.dom, candidates.PolishOptions{MaxEvals: polishEvals, Batch: polishBatch})
+			p, v, err := candidates.Polish(pacq, s, r.dom, candidates.PolishOptions{MaxEvals: polishEvals, Batch: polishBatch})
 			if err != nil {
 				return nil, err
 			}

@@ -107,6 +107,15 @@ type Rules struct {
 	// versions 5-9 behind version 4 on Trid 4-d at 10% noise
 	// (docs/tuning.md).
 	NoisyLegacyCore bool `json:"noisy_legacy_core"`
+
+	// Long studies (docs/long-studies.md, "A local posterior late in a
+	// run").
+
+	// LateLocal: from lateStart observations on, the posterior is BKB's
+	// on the lateNear observations nearest the incumbent, and the asks
+	// are local (late.go), so that a late trial's cost stops growing with
+	// t.
+	LateLocal bool `json:"late_local"`
 }
 
 // versionTable has one row per configuration version, the version's
@@ -135,6 +144,11 @@ var versionTable = []Rules{
 		DictionaryFromPosterior: true, DropNearDependent: true, Resparsify: true, LocalSteps: true,
 		NoiseRobust: true, SingleObjectiveRules: true, WarpTestAtStart: true,
 		InitCap: true, HighDimNoPolish: true, HighDimFailureTol: true, UnwarpSticky: true, NoisyLegacyCore: true},
+	{Version: 11, Refine: true, HorizonBeta: true, WarpByDefault: true, NoiseFloor: true, NoisyExploration: true,
+		DictionaryFromPosterior: true, DropNearDependent: true, Resparsify: true, LocalSteps: true,
+		NoiseRobust: true, SingleObjectiveRules: true, WarpTestAtStart: true,
+		InitCap: true, HighDimNoPolish: true, HighDimFailureTol: true, UnwarpSticky: true, NoisyLegacyCore: true,
+		LateLocal: true},
 }
 
 // VersionRules returns the rules of configuration version v (false for a

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/bkb-go/bkb/engine"
 	"github.com/bkb-go/bkb/serve"
 	"github.com/bkb-go/bkb/storage"
 	"github.com/bkb-go/bkb/storage/postgres"
@@ -636,6 +637,13 @@ func mustRead(t *testing.T, path string) []byte {
 // ask/tell on a journal, uninterrupted (with the extension when the
 // combination extends).
 func TestDoorMatrix(t *testing.T) {
+	// Version 11's late phase (a local posterior from a fifth of the
+	// budget, at least 1,000 observations) starts at trial 25 here, with
+	// 16 near points rebuilt every 8, so that every door, storage and
+	// interruption of a bkb study runs through it (every door serves its
+	// studies in this process). Not parallel: the thresholds are the
+	// engine package's.
+	t.Cleanup(engine.LowerLateForTest(25, 16, 8))
 	seed := uint64(1)
 	if s := os.Getenv("BKB_MATRIX_SEED"); s != "" {
 		seed, _ = strconv.ParseUint(s, 10, 64)
