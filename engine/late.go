@@ -122,12 +122,7 @@ func (r *refiner) rebuildLate(e *Engine) error {
 	if err != nil {
 		return err
 	}
-	prev := map[string]bool{}
-	if r.dtc != nil {
-		for _, row := range r.dtc.Dictionary() {
-			prev[PointKey(r.rowPoint[row])] = true
-		}
-	}
+	prev := r.dictionaryKeys(r.dtc)
 	rowPoint := map[int][]float64{}
 	rows := make([]int, 0, len(near))
 	for _, i := range near {

@@ -471,12 +471,7 @@ func (r *refiner) rebuild(e *Engine) error {
 		// BKB posterior the study had, under the new kernel), or from all
 		// observed points at the first build: O((A + t) m^2), not the
 		// exact posterior's O((A + t) t^2).
-		prev := map[string]bool{}
-		if old != nil {
-			for _, row := range old.Dictionary() {
-				prev[PointKey(r.rowPoint[row])] = true
-			}
-		}
+		prev := r.dictionaryKeys(old)
 		rowPoint := map[int][]float64{}
 		rows := make([]int, 0, t)
 		for _, o := range e.succ {
@@ -526,6 +521,18 @@ func (r *refiner) rebuild(e *Engine) error {
 	}
 	r.exact = g
 	return nil
+}
+
+// dictionaryKeys returns the keys (PointKey) of the points in g's
+// dictionary, g a posterior whose rows r.rowPoint maps (none for nil).
+func (r *refiner) dictionaryKeys(g *gp.DTC) map[string]bool {
+	keys := map[string]bool{}
+	if g != nil {
+		for _, row := range g.Dictionary() {
+			keys[PointKey(r.rowPoint[row])] = true
+		}
+	}
+	return keys
 }
 
 // globalPosterior returns the posterior means and variances (GP scale) of
