@@ -43,10 +43,9 @@ const (
 	// 5-9 and keeps long noisy studies from switching their warp at every
 	// refit, no row of docs/optimizer.md differing from version 9's at p <
 	// 0.05, was the default next; version 11, which asks version 10's
-	// points up to lateStart observations and runs a local posterior from
-	// there (late.go: a late trial's cost stops growing with t, and the
-	// simple regret of 10,000-trial noisy Hartmann 6 runs was lower), is
-	// the default since. Each version's studies replay as written.
+	// points up to a third of the budget and runs a local posterior from
+	// there (late.go: a late trial's cost stops growing with t), is the
+	// default since. Each version's studies replay as written.
 	CurrentVersion = 11
 	// LatestVersion is the newest version a study can ask for
 	// (Config.Version). Version 5, the long-study engine, redraws BKB's

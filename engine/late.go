@@ -16,10 +16,10 @@ import (
 // held 430-630 points by t = 10,000, and the policy's cost per trial,
 // O(m^2) per scored candidate and O(t m^2) per redraw of S, grew with it
 // (docs/long-studies.md, "A coarser sketch"). Late in a run the asks are in
-// the incumbent's basin, so from lateStartAt observations on (a fifth of
-// the budget, at least lateMin; lateStart without a budget) the posterior
-// is BKB's on the lateNear observations nearest the incumbent (in the
-// distance scaled by the fitted length scales), rebuilt every lateRebuild
+// the incumbent's basin, so from lateStartAt observations on (a third of
+// the budget, from lateMin to lateStart; lateStart without a budget) the
+// posterior is BKB's on the lateNear observations nearest the incumbent
+// (in the distance scaled by the fitted length scales), rebuilt every lateRebuild
 // observations and after each refit, and updated by BKB's rule in between;
 // the asks are trust-region candidates and polishes inside the box those
 // points span (half its half-widths, at most the trust region's), with
@@ -31,12 +31,12 @@ import (
 // over them: with 256 points it found 2-4 times worse points than the
 // global posterior at 10,000 trials. The constants were chosen on seeds
 // 1-3 of Hartmann 6 (docs/long-studies.md, "A local posterior late in a
-// run"), among 256, 1,024 and 2,048 points and a start at 1,000, 2,000 or
-// a fifth of the budget.
+// run"), among 256, 1,024 and 2,048 points and a start at 1,000, 2,000, a
+// fifth or a third of the budget.
 const (
-	lateStart   = 2000
+	lateStart   = 5000
 	lateMin     = 1000
-	lateShare   = 5
+	lateShare   = 3
 	lateNear    = 1024
 	lateRebuild = 256
 	// lateBoxShare is the share of the near points' half-widths that
@@ -54,14 +54,18 @@ func (r *refiner) lateLocal(t int) bool {
 	return r.cfg.rules().LateLocal && t >= r.lateStartAt() && r.usesDTC() && r.cond == nil && !r.cfg.Tradeoffs()
 }
 
-// lateStartAt is the observations from which the posterior is local:
-// late.start, or with a budget a lateShare of it once that is later than
-// lateMin, so that the global phase has its share of a budget (a local
-// phase from t = 1,000 on kept one of three 10,000-trial runs in a wrong
-// basin, docs/long-studies.md).
+// lateStartAt is the observations from which the posterior is local: a
+// lateShare of the budget, at least lateMin and at most lateStart, or
+// lateStart without a budget. A third of the budget is where horizonBeta
+// starts to decay and local steps begin (localStartShare): on Hartmann 6
+// at 1% noise version 10 was in the optimum's basin by t = 1,667 of a
+// 5,000-trial run on seeds 1-3, and on seed 1 not at t = 1,000, where a
+// late phase from a fifth of the budget kept it in the wrong basin
+// (docs/long-studies.md). Past lateStart the global posterior costs 20-50
+// ms per trial.
 func (r *refiner) lateStartAt() int {
 	if r.cfg.Budget > 0 && late.min < late.start {
-		return max(late.min, r.cfg.Budget/lateShare)
+		return min(max(late.min, r.cfg.Budget/lateShare), late.start)
 	}
 	return late.start
 }

@@ -637,8 +637,8 @@ func mustRead(t *testing.T, path string) []byte {
 // ask/tell on a journal, uninterrupted (with the extension when the
 // combination extends).
 func TestDoorMatrix(t *testing.T) {
-	// Version 11's late phase (a local posterior from a fifth of the
-	// budget, at least 1,000 observations) starts at trial 25 here, with
+	// Version 11's late phase (a local posterior from a third of the
+	// budget, from 1,000 to 5,000 observations) starts at trial 25 here, with
 	// 16 near points rebuilt every 8, so that every door, storage and
 	// interruption of a bkb study runs through it (every door serves its
 	// studies in this process). Not parallel: the thresholds are the
