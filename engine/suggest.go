@@ -43,12 +43,15 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	inc := r.incumbent(e)
-	// A late ask (late.go): the local posterior's candidates only.
+	// A late ask (late.go): the local posterior's incumbent and candidates
+	// only.
 	lateAsk := r.lateLocal(len(e.succ))
+	var inc []float64
 	if lateAsk {
 		inc = r.lateIncumbent(e)
 		r.restartDue, r.local = false, nil
+	} else {
+		inc = r.incumbent(e)
 	}
 
 	type cand struct {
