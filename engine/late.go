@@ -121,7 +121,8 @@ func (r *refiner) rebuildLate(e *Engine) error {
 			w[j] = 1 / r.hp.LengthScales[j]
 		}
 	}
-	near := nearest(e, center, w, min(late.near, t))
+	near, _ := nearest(e, center, w, min(late.near, t))
+	slices.Sort(near) // observed in the order of the records
 	g, err := gp.NewDTCWith(k, e.e, lambda, r.cfg.coreOptions())
 	if err != nil {
 		return err
@@ -240,10 +241,10 @@ func latePenalty(x, center, h []float64) float64 {
 	return 1000 * s
 }
 
-// nearest returns the indices, ascending, of the k observations nearest c
-// in the distance scaled by w (ties to the earlier observation): a bounded
-// max-heap, O(t log k).
-func nearest(e *Engine, c, w []float64, k int) []int {
+// nearest returns the indices of the k observations nearest c in the
+// distance scaled by w (nil: unscaled), nearest first, ties to the earlier
+// observation, and their squared distances: a bounded max-heap, O(t log k).
+func nearest(e *Engine, c, w []float64, k int) (idx []int, dist2 []float64) {
 	type item struct {
 		d float64
 		i int
@@ -254,7 +255,10 @@ func nearest(e *Engine, c, w []float64, k int) []int {
 		x := e.enc[o.arm*e.e : (o.arm+1)*e.e]
 		var s float64
 		for j := range x {
-			d := (x[j] - c[j]) * w[j]
+			d := x[j] - c[j]
+			if w != nil {
+				d *= w[j]
+			}
 			s += d * d
 		}
 		it := item{s, i}
@@ -289,12 +293,20 @@ func nearest(e *Engine, c, w []float64, k int) []int {
 			j = l
 		}
 	}
-	idx := make([]int, len(h))
+	slices.SortFunc(h, func(a, b item) int {
+		switch {
+		case less(a, b):
+			return -1
+		case less(b, a):
+			return 1
+		}
+		return 0
+	})
+	idx, dist2 = make([]int, len(h)), make([]float64, len(h))
 	for j, it := range h {
-		idx[j] = it.i
+		idx[j], dist2[j] = it.i, it.d
 	}
-	slices.Sort(idx)
-	return idx
+	return idx, dist2
 }
 
 // inBox reports whether x is in the box of half-widths h around c.

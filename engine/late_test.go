@@ -152,10 +152,14 @@ func TestNearest(t *testing.T) {
 	}
 	sort.SliceStable(all, func(a, b int) bool { return dist(all[a]) < dist(all[b]) })
 	for _, k := range []int{1, 7, 64, 499, 500} {
-		want := slices.Clone(all[:k])
-		slices.Sort(want)
-		if got := nearest(e, c, w, k); !slices.Equal(got, want) {
-			t.Errorf("k = %d: %v, want %v", k, got, want)
+		got, d2 := nearest(e, c, w, k)
+		if !slices.Equal(got, all[:k]) {
+			t.Errorf("k = %d: %v, want %v", k, got, all[:k])
+		}
+		for j, i := range got {
+			if d2[j] != dist(i) {
+				t.Errorf("k = %d: distance of %d is %v, want %v", k, i, d2[j], dist(i))
+			}
 		}
 	}
 }

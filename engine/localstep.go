@@ -83,34 +83,12 @@ func (e *Engine) localStep() []float64 {
 	}
 	x0 := e.enc[e.succ[best].arm*d : (e.succ[best].arm+1)*d]
 	// The n nearest by (squared distance, index), in that order: a heap
-	// selection (nearest, O(t log n)) and a sort of the n, where a stable
-	// sort of all t cost O(t log t) every localEvery asks (about a fifth of
-	// a late trial's CPU at t = 60,000, perf). The same points in the same
-	// order: the golden journals of every version replay unchanged.
-	ones := make([]float64, d)
-	for j := range ones {
-		ones[j] = 1
-	}
-	idx := nearest(e, x0, ones, n)
-	dist2 := make(map[int]float64, n)
-	for _, i := range idx {
-		x := e.enc[e.succ[i].arm*d : (e.succ[i].arm+1)*d]
-		var s float64
-		for j := range x {
-			s += (x[j] - x0[j]) * (x[j] - x0[j])
-		}
-		dist2[i] = s
-	}
-	slices.SortFunc(idx, func(a, b int) int {
-		switch {
-		case dist2[a] < dist2[b]:
-			return -1
-		case dist2[a] > dist2[b]:
-			return 1
-		}
-		return a - b
-	})
-	r := math.Sqrt(dist2[idx[n-1]])
+	// selection (nearest, O(t log n)), where a stable sort of all t cost
+	// O(t log t) every localEvery asks (about a fifth of a late trial's CPU
+	// at t = 60,000, perf). The same points in the same order: the golden
+	// journals of every version replay unchanged.
+	idx, dist2 := nearest(e, x0, nil, n)
+	r := math.Sqrt(dist2[n-1])
 	if !(r > 1e-12) {
 		return nil
 	}

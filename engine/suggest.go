@@ -115,13 +115,13 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 			seen[PointKey(c.x)] = true // the arms are canonical
 		}
 	}
+	var weights []float64
+	if r.hp != nil {
+		weights = candidates.ARDWeights(r.hp.LengthScales)
+	}
 	var lateBox []float64 // the half-widths of a late ask's candidates
 	if lateAsk {
-		var ard []float64
-		if r.hp != nil {
-			ard = candidates.ARDWeights(r.hp.LengthScales)
-		}
-		lateBox = r.lateHalfWidths(ard)
+		lateBox = r.lateHalfWidths(weights)
 	}
 	for _, x := range r.pool {
 		if lateAsk && !inBox(x, inc, lateBox) {
@@ -130,10 +130,6 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 		add(x)
 	}
 	flush()
-	var weights []float64
-	if r.hp != nil {
-		weights = candidates.ARDWeights(r.hp.LengthScales)
-	}
 	trust := func(center []float64, radius float64, k int) error {
 		m := mat.NewDense(k, r.d, nil)
 		if err := r.trustCandidates(m, center, radius, weights, rng); err != nil {
