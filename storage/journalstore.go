@@ -389,10 +389,13 @@ func (s *JournalStore) Update(ctx context.Context, name string, from int, fn fun
 	if err != nil {
 		return nil, err
 	}
-	add, result, next, err := admit(s.tracker, out, time.Now())
+	add, result, err := admit(s.tracker, out, time.Now())
 	if err != nil {
 		return nil, fmt.Errorf("storage: study %q: %s: %w", name, s.path, err)
 	}
+	// The tracker holds add until they are stored: a failure below takes
+	// them back.
+	defer s.tracker.rollback()
 	if len(add) == 0 {
 		return result, nil
 	}
@@ -418,7 +421,7 @@ func (s *JournalStore) Update(ctx context.Context, name string, from int, fn fun
 	s.sum = crc32.Update(s.sum, castagnoli, buf)
 	s.lines += len(add)
 	s.records = append(s.records, add...)
-	s.tracker = next
+	s.tracker.commit()
 	s.noCache = true
 	return result, nil
 }

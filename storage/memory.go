@@ -88,11 +88,11 @@ func (m *Memory) Update(_ context.Context, name string, from int, fn func(View) 
 	if err != nil {
 		return nil, err
 	}
-	add, result, next, err := admit(s.tracker, out, time.Now())
+	add, result, err := admit(s.tracker, out, time.Now())
 	if err != nil {
 		return nil, fmt.Errorf("storage: study %q: %w", name, err)
 	}
-	s.tracker = next
+	s.tracker.commit()
 	s.records = append(s.records, add...)
 	return result, nil
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"reflect"
 	"slices"
 	"time"
@@ -82,7 +81,21 @@ type tracker struct {
 	tells     int
 	fails     int
 	prunes    int
+
+	// A tentative change (see begin): the scalars and the length of
+	// completed before it, and how to restore each map entry it touched,
+	// newest last. An update then costs what it changes, not a copy of
+	// every trial's state: copying the maps at each update made a
+	// 100,000-trial study's storage O(t) per trial, and its garbage kept
+	// the collector busy.
+	tentative bool
+	saved     trackerScalars
+	undo      []func()
 }
+
+// trackerScalars are the fields of a tracker a rollback restores as they
+// were.
+type trackerScalars struct{ dim, next, tells, fails, prunes, completed int }
 
 func newTracker() *tracker { return newTrackerFor(0) }
 
@@ -163,15 +176,21 @@ func (t *tracker) addOwned(r Record) error {
 	t.next = max(t.next, r.Trial+1)
 	switch r.Kind {
 	case KindEnqueue:
+		remember(t, t.waiting, r.Trial)
 		t.waiting[r.Trial] = r
 	case KindAsk:
 		// The latest ask owns the trial: a trial re-asked after its worker
 		// stopped is no longer stale once its new worker has it.
+		remember(t, t.waiting, r.Trial)
+		remember(t, t.pending, r.Trial)
 		delete(t.waiting, r.Trial)
 		t.pending[r.Trial] = r
 	case KindReport:
 		// An intermediate value: the trial stays pending.
 	default:
+		remember(t, t.pending, r.Trial)
+		remember(t, t.done, r.Trial)
+		remember(t, t.doneAt, r.Trial)
 		delete(t.pending, r.Trial)
 		t.done[r.Trial] = r.Kind
 		t.doneAt[r.Trial] = len(t.completed)
@@ -211,16 +230,50 @@ func (t *tracker) state() State {
 	return s
 }
 
-// clone returns a deep enough copy of t that adding records to it leaves t
-// unchanged (records themselves are never modified once added).
-func (t *tracker) clone() *tracker {
-	c := *t
-	c.pending = maps.Clone(t.pending)
-	c.waiting = maps.Clone(t.waiting)
-	c.done = maps.Clone(t.done)
-	c.doneAt = maps.Clone(t.doneAt)
-	c.completed = slices.Clip(t.completed)
-	return &c
+// begin starts a tentative change: the records added from here on can be
+// taken back together by rollback, until commit keeps them.
+func (t *tracker) begin() {
+	t.tentative = true
+	t.saved = trackerScalars{t.dim, t.next, t.tells, t.fails, t.prunes, len(t.completed)}
+	t.undo = t.undo[:0]
+}
+
+// remember notes how to restore m[k] if the tentative change is rolled
+// back; outside one it does nothing.
+func remember[V any](t *tracker, m map[int]V, k int) {
+	if !t.tentative {
+		return
+	}
+	old, had := m[k]
+	t.undo = append(t.undo, func() {
+		if had {
+			m[k] = old
+		} else {
+			delete(m, k)
+		}
+	})
+}
+
+// commit keeps the tentative change; without one it does nothing.
+func (t *tracker) commit() {
+	t.tentative = false
+	clear(t.undo)
+	t.undo = t.undo[:0]
+}
+
+// rollback takes back the tentative change, leaving t as it was at begin;
+// without one it does nothing.
+func (t *tracker) rollback() {
+	if !t.tentative {
+		return
+	}
+	for i := len(t.undo) - 1; i >= 0; i-- {
+		t.undo[i]()
+	}
+	s := t.saved
+	clear(t.completed[s.completed:]) // drop the references the slice kept
+	t.dim, t.next, t.tells, t.fails, t.prunes, t.completed = s.dim, s.next, s.tells, s.fails, s.prunes, t.completed[:s.completed]
+	t.commit()
 }
 
 // completion returns the tell or fail record that completed trial, if any.
@@ -268,15 +321,16 @@ func sameJSON(a, b json.RawMessage) bool {
 }
 
 // admit checks the records out that an Update's function returned against
-// the study's records (summarized by t, which admit does not modify) and
-// against each other, all before any is applied: all or none. A zero Time
-// becomes now. A tell or fail identical to the stored completion of its
-// trial (see sameCompletion) is a no-op: it is left out of add, and result
-// holds the stored record in its place. add lists the records to append;
-// next is t with add applied, to become the study's tracker once they are
-// stored.
-func admit(t *tracker, out []Record, now time.Time) (add, result []Record, next *tracker, err error) {
-	next = t.clone()
+// the study's records (summarized by t) and against each other, all before
+// any is kept: all or none. A zero Time becomes now. A tell or fail
+// identical to the stored completion of its trial (see sameCompletion) is
+// a no-op: it is left out of add, and result holds the stored record in
+// its place. add lists the records to append. On success t holds them as
+// a tentative change: the caller commits it once they are stored, or
+// rolls it back; on error t is as it was.
+func admit(t *tracker, out []Record, now time.Time) (add, result []Record, err error) {
+	t.rollback() // a change its caller left open is not stored
+	t.begin()
 	result = make([]Record, len(out))
 	for i, r := range out {
 		if r.Time.IsZero() {
@@ -284,21 +338,23 @@ func admit(t *tracker, out []Record, now time.Time) (add, result []Record, next 
 		}
 		r.Time = r.Time.UTC()
 		if err := r.Validate(); err != nil {
-			return nil, nil, nil, fmt.Errorf("invalid %s record for trial %d: %w", r.Kind, r.Trial, err)
+			t.rollback()
+			return nil, nil, fmt.Errorf("invalid %s record for trial %d: %w", r.Kind, r.Trial, err)
 		}
 		if r.Kind == KindTell || r.Kind == KindFail || r.Kind == KindPrune {
-			if prev, ok := next.completion(r.Trial); ok && sameCompletion(prev, r) {
+			if prev, ok := t.completion(r.Trial); ok && sameCompletion(prev, r) {
 				result[i] = prev
 				continue
 			}
 		}
-		if err := next.add(r); err != nil {
-			return nil, nil, nil, err
+		if err := t.add(r); err != nil {
+			t.rollback()
+			return nil, nil, err
 		}
 		add = append(add, r)
 		result[i] = r
 	}
-	return add, result, next, nil
+	return add, result, nil
 }
 
 // Ledger is a study's records with what they add up to, kept up to date
@@ -307,16 +363,18 @@ func admit(t *tracker, out []Record, now time.Time) (add, result []Record, next 
 // (see Summarize and Storage.Update) without replaying them all each time.
 // A Ledger is not safe for concurrent use.
 type Ledger struct {
-	records []Record
-	t       *tracker
+	records   []Record
+	t         *tracker
+	tentative int // records[tentative:] are an open Admit's; -1 without one
 }
 
 // NewLedger returns the ledger of a study without records.
-func NewLedger() *Ledger { return &Ledger{t: newTracker()} }
+func NewLedger() *Ledger { return &Ledger{t: newTracker(), tentative: -1} }
 
 // Add appends records read from a store, checking each as Summarize does;
 // on error the ledger holds the records before the offending one.
 func (l *Ledger) Add(recs ...Record) error {
+	l.Rollback()
 	if len(l.records) == 0 && len(recs) > 64 {
 		l.t = newTrackerFor(len(recs))
 	}
@@ -337,6 +395,7 @@ func (l *Ledger) Add(recs ...Record) error {
 // its own records instead of copying them (the caller must not use recs
 // afterwards), which spares a copy of a long study's records.
 func (l *Ledger) Adopt(recs []Record) error {
+	l.Rollback()
 	if len(l.records) == 0 && len(recs) > 0 {
 		// Add appends each record where it is read from.
 		l.records = recs[:0]
@@ -365,16 +424,41 @@ func (l *Ledger) Pending() []Record {
 }
 
 // Admit checks the records an Update's function returned, as
-// Storage.Update specifies, without changing l: a zero Time becomes now,
-// every record is validated against the study's records and the ones
-// before it, all before any is applied, and a tell or fail equal (but for
-// Time) to the stored completion of its trial is a no-op, with the stored
-// record in its place in result. add lists the records to store; next is
-// l with them appended, to replace l once they are stored.
-func (l *Ledger) Admit(out []Record, now time.Time) (add, result []Record, next *Ledger, err error) {
-	add, result, t, err := admit(l.t, out, now)
+// Storage.Update specifies: a zero Time becomes now, every record is
+// validated against the study's records and the ones before it, all
+// before any is kept, and a tell or fail equal (but for Time) to the
+// stored completion of its trial is a no-op, with the stored record in its
+// place in result. add lists the records to store. On success l holds them
+// as a tentative change, which costs what it changes, not a copy of the
+// study: call Commit once they are stored, or Rollback; until then Len
+// and Records count them. On error l is as it was. An Add, Adopt or Admit
+// rolls back a change left open.
+func (l *Ledger) Admit(out []Record, now time.Time) (add, result []Record, err error) {
+	l.Rollback()
+	add, result, err = admit(l.t, out, now)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	return add, result, &Ledger{records: append(slices.Clip(l.records), add...), t: t}, nil
+	l.tentative = len(l.records)
+	l.records = append(l.records, add...)
+	return add, result, nil
+}
+
+// Commit keeps the records of the last Admit; without an open change it
+// does nothing.
+func (l *Ledger) Commit() {
+	l.t.commit()
+	l.tentative = -1
+}
+
+// Rollback takes back the records of the last Admit, leaving l as it was
+// before it; without an open change it does nothing.
+func (l *Ledger) Rollback() {
+	if l.tentative < 0 {
+		return
+	}
+	l.t.rollback()
+	clear(l.records[l.tentative:])
+	l.records = l.records[:l.tentative]
+	l.tentative = -1
 }

@@ -506,7 +506,6 @@ type attempt struct {
 	seq    int
 	add    []storage.Record
 	result []storage.Record
-	next   *storage.Ledger
 }
 
 // Update implements storage.Storage; see the package documentation.
@@ -574,23 +573,29 @@ func (s *Store) Update(ctx context.Context, name string, from int, fn func(stora
 		if err != nil {
 			return permanent{err}
 		}
-		add, res, next, err := st.ledger.Admit(out, time.Now())
+		seq := st.ledger.Len()
+		add, res, err := st.ledger.Admit(out, time.Now())
 		if err != nil {
 			return permanent{fmt.Errorf("postgres: study %q: %w", name, err)}
 		}
+		// The ledger holds add until they are committed: a failure below
+		// takes them back, and the next attempt reads what was stored.
+		defer st.ledger.Rollback()
 		if len(add) == 0 {
+			st.ledger.Commit()
 			result = res
 			return nil
 		}
-		if err := insert(ctx, tx, id, st.ledger.Len(), add); err != nil {
+		if err := insert(ctx, tx, id, seq, add); err != nil {
 			return err
 		}
-		a := &attempt{seq: st.ledger.Len(), add: add, result: res, next: next}
+		a := &attempt{seq: seq, add: add, result: res}
 		if err := tx.Commit(ctx); err != nil {
 			sent = a
 			return err
 		}
-		st.ledger, result = next, res
+		st.ledger.Commit()
+		result = res
 		return nil
 	})
 	if err != nil {
