@@ -428,18 +428,10 @@ func (s *Study) commit(r storage.Record, toEngine bool) error {
 	if r.Kind != storage.KindReport {
 		t.Time = r.Time
 	}
-	if t.State == Waiting {
-		s.waiting--
-		defer func() {
-			if t.State == Waiting {
-				s.waiting++
-			}
-		}()
-	}
+	wasWaiting := t.State == Waiting
 	switch r.Kind {
 	case storage.KindEnqueue:
 		t.State = Waiting
-		s.waiting++
 	case storage.KindAsk:
 		t.State, t.Arm = Pending, r.Arm
 		s.owner[r.Trial] = r.Worker
@@ -456,6 +448,12 @@ func (s *Study) commit(r storage.Record, toEngine bool) error {
 		t.Intermediate = append(t.Intermediate, StepValue{Step: r.Step, Value: *r.Y})
 	case storage.KindPrune:
 		t.State, t.Seconds = Pruned, r.Seconds
+	}
+	switch isWaiting := t.State == Waiting; {
+	case isWaiting && !wasWaiting:
+		s.waiting++
+	case wasWaiting && !isWaiting:
+		s.waiting--
 	}
 	return nil
 }
