@@ -290,11 +290,14 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return fmt.Errorf("study %s: %v", w, trimPkg(err))
 		}
 	}
-	res := newResult(sp, info.Arms, s.Trials(), of.top)
+	// One list of the trials for both (a copy of every trial: 100,000
+	// of them on a long study).
+	trials := s.Trials()
+	res := newResult(sp, info.Arms, trials, of.top)
 	res.Study = w.String()
 	res.LengthScale, res.Fits, res.Numerics, res.Warp = info.LengthScale, info.Fits, info.Stats, info.Warp
 	res.ModelAsOf = info.AsOf
-	return writeOutputs(stdout, &of, res, sp, s.Trials())
+	return writeOutputs(stdout, &of, res, sp, trials)
 }
 
 func runObjectives(ctx context.Context, args []string, stdout, stderr io.Writer) error {
