@@ -1,12 +1,14 @@
 package storage
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -211,12 +213,12 @@ func (s *JournalStore) catchUp(locked bool) error {
 	if size == s.off {
 		return nil
 	}
+	if s.off == 0 {
+		s.fromCache(size)
+	}
 	buf := make([]byte, size-s.off)
 	if _, err := s.f.ReadAt(buf, s.off); err != nil {
 		return fmt.Errorf("storage: %s: read: %w", s.path, err)
-	}
-	if s.off == 0 {
-		buf = s.fromCache(buf)
 	}
 	// One growth of the records for the lines read, not a doubling
 	// series: a long journal is read whole by every command.
@@ -427,36 +429,50 @@ func (s *JournalStore) Update(ctx context.Context, name string, from int, fn fun
 }
 
 // fromCache takes the records of the journal's records cache when it
-// covers the start of buf, the file read from its first byte: it parses
-// the header line, adds the cached records, and returns the bytes after
-// them. Without a cache that matches, it returns buf, whose lines
-// catchUp then decodes. s.mu is held; nothing has been read yet.
-func (s *JournalStore) fromCache(buf []byte) []byte {
-	raw, err := readRegular(RecordCachePath(s.path), int64(len(buf))*4+1<<20)
+// covers the start of the file, of size bytes: it checks the cache's
+// checksum against the file's first bytes, read a piece at a time (a long
+// study's journal is tens of MB that need not be held whole), parses the
+// header line, adds the cached records and sets s.off past them. Without a
+// cache that matches, it leaves s as it is, and catchUp decodes every
+// line. s.mu is held; nothing has been read yet.
+func (s *JournalStore) fromCache(size int64) {
+	raw, err := readRegular(RecordCachePath(s.path), size*4+1<<20)
 	if err != nil {
-		return buf
+		return
 	}
 	c, err := decodeRecordCache(raw)
-	if err != nil || c.off > int64(len(buf)) || crc32.Checksum(buf[:c.off], castagnoli) != c.sum {
-		return buf
+	if err != nil || c.off > size {
+		return
 	}
-	i := bytes.IndexByte(buf, '\n')
-	if i < 0 || int64(i) >= c.off {
-		return buf
+	prefix := io.NewSectionReader(s.f, 0, c.off)
+	sum := crc32.New(castagnoli)
+	br := bufio.NewReaderSize(io.TeeReader(prefix, sum), 1<<20)
+	first, err := br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull { // a header line longer than the buffer
+		first = slices.Clone(first)
+		var more []byte
+		if more, err = br.ReadBytes('\n'); err == nil {
+			first = append(first, more...)
+		}
 	}
-	h, err := parseHeader(bytes.TrimSpace(buf[:i+1]))
 	if err != nil {
-		return buf
+		return // no complete header line within the cached bytes
+	}
+	h, err := parseHeader(bytes.TrimSpace(first))
+	if err != nil {
+		return
+	}
+	if _, err := io.Copy(io.Discard, br); err != nil || sum.Sum32() != c.sum {
+		return
 	}
 	t := newTrackerFor(len(c.records))
 	for _, r := range c.records {
 		if t.addOwned(r) != nil {
-			return buf
+			return
 		}
 	}
 	s.header, s.records, s.tracker = h, c.records, t
 	s.off, s.lines, s.sum, s.cached = c.off, c.lines, c.sum, len(c.records)
-	return buf[c.off:]
 }
 
 // writeCacheDue writes the records cache when this store decoded enough
