@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"container/heap"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -105,14 +106,7 @@ func (r *refiner) rebuildLate(e *Engine) error {
 	t := len(e.succ)
 	center := r.lateInc
 	if center == nil {
-		best := 0
-		for i, o := range e.succ {
-			if e.reward(o.value) > e.reward(e.succ[best].value) {
-				best = i
-			}
-		}
-		o := e.succ[best]
-		center = e.enc[o.arm*e.e : (o.arm+1)*e.e]
+		center = e.bestObserved()
 	}
 	w := make([]float64, e.e)
 	for j := range w {
@@ -127,30 +121,8 @@ func (r *refiner) rebuildLate(e *Engine) error {
 	if err != nil {
 		return err
 	}
-	prev := r.dictionaryKeys(r.dtc)
-	rowPoint := map[int][]float64{}
-	rows := make([]int, 0, len(near))
-	for _, i := range near {
-		o := e.succ[i]
-		x := e.enc[o.arm*e.e : (o.arm+1)*e.e]
-		row, err := g.Observe(x, r.toldValue(e.reward(o.value)))
-		if err != nil {
-			return err
-		}
-		if _, ok := rowPoint[row]; !ok {
-			rowPoint[row] = x
-			if prev[PointKey(x)] {
-				rows = append(rows, row)
-			}
-		}
-	}
-	if len(rows) == 0 {
-		for row := range rowPoint {
-			rows = append(rows, row)
-		}
-		slices.Sort(rows)
-	}
-	if _, _, err := g.SetDictionary(rows); err != nil {
+	rowPoint, err := r.observeForDraw(g, e, near, r.dictionaryKeys(r.dtc))
+	if err != nil {
 		return err
 	}
 	r.rsSrc = rand.NewPCG(r.cfg.Seed^streamResample, uint64(t))
@@ -243,14 +215,10 @@ func latePenalty(x, center, h []float64) float64 {
 
 // nearest returns the indices of the k observations nearest c in the
 // distance scaled by w (nil: unscaled), nearest first, ties to the earlier
-// observation, and their squared distances: a bounded max-heap, O(t log k).
+// observation, and their squared distances: a bounded max-heap
+// (container/heap), O(t log k).
 func nearest(e *Engine, c, w []float64, k int) (idx []int, dist2 []float64) {
-	type item struct {
-		d float64
-		i int
-	}
-	h := make([]item, 0, k)
-	less := func(a, b item) bool { return a.d < b.d || a.d == b.d && a.i < b.i }
+	h := make(farthestFirst, 0, k)
 	for i, o := range e.succ {
 		x := e.enc[o.arm*e.e : (o.arm+1)*e.e]
 		var s float64
@@ -261,43 +229,20 @@ func nearest(e *Engine, c, w []float64, k int) (idx []int, dist2 []float64) {
 			}
 			s += d * d
 		}
-		it := item{s, i}
-		if len(h) < k {
-			h = append(h, it)
-			for j := len(h) - 1; j > 0; {
-				p := (j - 1) / 2
-				if !less(h[p], h[j]) {
-					break
-				}
-				h[p], h[j] = h[j], h[p]
-				j = p
-			}
-			continue
-		}
-		if !less(it, h[0]) {
-			continue
-		}
-		h[0] = it
-		for j := 0; ; {
-			l := 2*j + 1
-			if l >= len(h) {
-				break
-			}
-			if r := l + 1; r < len(h) && less(h[l], h[r]) {
-				l = r
-			}
-			if !less(h[j], h[l]) {
-				break
-			}
-			h[j], h[l] = h[l], h[j]
-			j = l
+		it := nearItem{s, i}
+		switch {
+		case len(h) < k:
+			heap.Push(&h, it)
+		case k > 0 && it.before(h[0]):
+			h[0] = it
+			heap.Fix(&h, 0)
 		}
 	}
-	slices.SortFunc(h, func(a, b item) int {
+	slices.SortFunc(h, func(a, b nearItem) int {
 		switch {
-		case less(a, b):
+		case a.before(b):
 			return -1
-		case less(b, a):
+		case b.before(a):
 			return 1
 		}
 		return 0
@@ -307,6 +252,30 @@ func nearest(e *Engine, c, w []float64, k int) (idx []int, dist2 []float64) {
 		idx[j], dist2[j] = it.i, it.d
 	}
 	return idx, dist2
+}
+
+// nearItem is an observation's squared distance d and index i.
+type nearItem struct {
+	d float64
+	i int
+}
+
+// before orders by distance, ties by index: a total order, so that the
+// nearest k are one set whatever the heap does.
+func (a nearItem) before(b nearItem) bool { return a.d < b.d || a.d == b.d && a.i < b.i }
+
+// farthestFirst is a max-heap of nearItems (heap.Interface).
+type farthestFirst []nearItem
+
+func (h farthestFirst) Len() int           { return len(h) }
+func (h farthestFirst) Less(i, j int) bool { return h[j].before(h[i]) }
+func (h farthestFirst) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *farthestFirst) Push(x any)        { *h = append(*h, x.(nearItem)) }
+func (h *farthestFirst) Pop() any {
+	old := *h
+	it := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return it
 }
 
 // inBox reports whether x is in the box of half-widths h around c.

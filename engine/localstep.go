@@ -64,6 +64,19 @@ const (
 	localStartPoints = 4
 )
 
+// bestObserved returns the encoded point of the best observed value, the
+// earliest of ties (at least one observation).
+func (e *Engine) bestObserved() []float64 {
+	best := 0
+	for i, o := range e.succ {
+		if e.reward(o.value) > e.reward(e.succ[best].value) {
+			best = i
+		}
+	}
+	o := e.succ[best]
+	return e.enc[o.arm*e.e : (o.arm+1)*e.e]
+}
+
 // localStep returns the encoded point of a local step, nil when the model
 // gives none (too few points, a Hessian not positive definite, a step
 // onto an observed or pending point).
@@ -74,14 +87,7 @@ func (e *Engine) localStep() []float64 {
 	if t < n {
 		return nil
 	}
-	// x0: the best observed point (the earliest of ties).
-	best := 0
-	for i, o := range e.succ {
-		if e.reward(o.value) > e.reward(e.succ[best].value) {
-			best = i
-		}
-	}
-	x0 := e.enc[e.succ[best].arm*d : (e.succ[best].arm+1)*d]
+	x0 := e.bestObserved()
 	// The n nearest by (squared distance, index), in that order: a heap
 	// selection (nearest, O(t log n)), where a stable sort of all t cost
 	// O(t log t) every localEvery asks (about a fifth of a late trial's CPU

@@ -471,23 +471,8 @@ func (r *refiner) rebuild(e *Engine) error {
 		// BKB posterior the study had, under the new kernel), or from all
 		// observed points at the first build: O((A + t) m^2), not the
 		// exact posterior's O((A + t) t^2).
-		prev := r.dictionaryKeys(old)
-		rowPoint := map[int][]float64{}
-		rows := make([]int, 0, t)
-		for _, o := range e.succ {
-			x := e.enc[o.arm*e.e : (o.arm+1)*e.e]
-			row, err := g.Observe(x, r.toldValue(e.reward(o.value)))
-			if err != nil {
-				return err
-			}
-			if _, ok := rowPoint[row]; !ok {
-				rowPoint[row] = x
-				if len(prev) == 0 || prev[PointKey(x)] {
-					rows = append(rows, row)
-				}
-			}
-		}
-		if _, _, err := g.SetDictionary(rows); err != nil {
+		rowPoint, err := r.observeForDraw(g, e, nil, r.dictionaryKeys(old))
+		if err != nil {
 			return err
 		}
 		r.rowPoint = rowPoint
@@ -521,6 +506,48 @@ func (r *refiner) rebuild(e *Engine) error {
 	}
 	r.exact = g
 	return nil
+}
+
+// observeForDraw observes in g the observations idx of e.succ (every one,
+// in order, for nil) and sets g's dictionary to the rows of the points in
+// prev (dictionaryKeys), or to every row when none is there (prev empty:
+// the first build; or, for a local posterior, none of the near points was
+// in the previous dictionary): the start of a draw by leverage (rebuild,
+// rebuildLate). It returns each row's point. Rows are numbered as the
+// points are first observed, so every row is also every row in order.
+func (r *refiner) observeForDraw(g *gp.DTC, e *Engine, idx []int, prev map[string]bool) (map[int][]float64, error) {
+	n := len(e.succ)
+	if idx != nil {
+		n = len(idx)
+	}
+	rowPoint := map[int][]float64{}
+	var rows, all []int
+	for k := range n {
+		i := k
+		if idx != nil {
+			i = idx[k]
+		}
+		o := e.succ[i]
+		x := e.enc[o.arm*e.e : (o.arm+1)*e.e]
+		row, err := g.Observe(x, r.toldValue(e.reward(o.value)))
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := rowPoint[row]; !ok {
+			rowPoint[row] = x
+			all = append(all, row)
+			if prev[PointKey(x)] {
+				rows = append(rows, row)
+			}
+		}
+	}
+	if len(rows) == 0 {
+		rows = all
+	}
+	if _, _, err := g.SetDictionary(rows); err != nil {
+		return nil, err
+	}
+	return rowPoint, nil
 }
 
 // dictionaryKeys returns the keys (PointKey) of the points in g's
