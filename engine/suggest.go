@@ -130,9 +130,11 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 		add(x)
 	}
 	flush()
-	trust := func(center []float64, radius float64, k int) error {
+	// trust adds k trust-region candidates around center, of half-widths
+	// radius times w (the ARD weights, or a late ask's box).
+	trust := func(center []float64, radius float64, w []float64, k int) error {
 		m := mat.NewDense(k, r.d, nil)
-		if err := r.trustCandidates(m, center, radius, weights, rng); err != nil {
+		if err := r.trustCandidates(m, center, radius, w, rng); err != nil {
 			return err
 		}
 		for i := 0; i < k; i++ {
@@ -156,7 +158,7 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 		if branch = r.cond.BranchParam(); branch >= 0 {
 			incBranch = r.cond.BranchOf(branch, inc)
 			for _, x := range r.branchBests(e, branch, incBranch) {
-				if err := trust(x, r.region.Radius, trustPoints); err != nil {
+				if err := trust(x, r.region.Radius, weights, trustPoints); err != nil {
 					return nil, err
 				}
 			}
@@ -165,18 +167,14 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 	if r.local != nil {
 		// Only the local region's candidates compete.
 		cs = cs[:0]
-		if err := trust(r.local, r.region.Radius, trustPoints); err != nil {
+		if err := trust(r.local, r.region.Radius, weights, trustPoints); err != nil {
 			return nil, err
 		}
 	} else if lateAsk {
-		ard := weights
-		weights = lateBox
-		err := trust(inc, 1, trustPoints)
-		weights = ard
-		if err != nil {
+		if err := trust(inc, 1, lateBox, trustPoints); err != nil {
 			return nil, err
 		}
-	} else if err := trust(inc, r.region.Radius, trustPoints); err != nil {
+	} else if err := trust(inc, r.region.Radius, weights, trustPoints); err != nil {
 		return nil, err
 	}
 	byScore := func(a, b cand) int {
@@ -198,7 +196,7 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 		if math.IsInf(c.v, -1) || dist(c.x, inc) < 2*probeRadius {
 			continue
 		}
-		if err := trust(c.x, probeRadius, probePoints); err != nil {
+		if err := trust(c.x, probeRadius, weights, probePoints); err != nil {
 			return nil, err
 		}
 		probes++
