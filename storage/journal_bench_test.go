@@ -21,7 +21,7 @@ func BenchmarkJournalStoreOpen(b *testing.B) {
 	if _, err := s.CreateStudy(ctx, "a", nil); err != nil {
 		b.Fatal(err)
 	}
-	recs := longStudyRecords(time.Time{})
+	recs := longStudyRecords(10000, time.Time{})
 	if _, err := s.Update(ctx, "a", 0, func(View) ([]Record, error) { return recs, nil }); err != nil {
 		b.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func BenchmarkJournalStoreOpen(b *testing.B) {
 // long study pays to read its records when the cache is current (a
 // journal's, or PostgreSQL's local cache).
 func BenchmarkRecordCacheDecode(b *testing.B) {
-	recs := longStudyRecords(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))
+	recs := longStudyRecords(10000, time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))
 	buf, ok := MarshalRecordCache(RecordCacheKey{Off: 1, Lines: 1}, recs)
 	if !ok {
 		b.Fatal("records not cached")
@@ -57,16 +57,16 @@ func BenchmarkRecordCacheDecode(b *testing.B) {
 	}
 }
 
-// longStudyRecords returns the records of 10,000 trials, 6 coordinates a
+// longStudyRecords returns the records of n trials, 6 coordinates a
 // point, as a long study writes them; asks at time at and tells a second
 // later (no times when at is zero: a storage stamps them).
-func longStudyRecords(at time.Time) []Record {
-	var recs []Record
+func longStudyRecords(n int, at time.Time) []Record {
+	recs := make([]Record, 0, 2*n)
 	told := at
 	if !at.IsZero() {
 		told = at.Add(time.Second)
 	}
-	for i := 0; i < 10000; i++ {
+	for i := 0; i < n; i++ {
 		x := make([]float64, 6)
 		for j := range x {
 			x[j] = float64((i*7919+j*104729)%100003) / 100003

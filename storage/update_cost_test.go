@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 )
 
 // updateStores are the stores whose Update the cost tests and benchmarks
@@ -24,8 +25,8 @@ var updateStores = []struct {
 	}},
 }
 
-// studyOf returns a store holding a study "a" of n trials (an ask and a
-// tell each).
+// studyOf returns a store holding a study "a" of n trials
+// (longStudyRecords).
 func studyOf(tb testing.TB, open func(testing.TB) Storage, n int) Storage {
 	tb.Helper()
 	s := open(tb)
@@ -33,12 +34,7 @@ func studyOf(tb testing.TB, open func(testing.TB) Storage, n int) Storage {
 	if _, err := s.CreateStudy(ctx, "a", nil); err != nil {
 		tb.Fatal(err)
 	}
-	var recs []Record
-	for i := range n {
-		x := []float64{float64(i%1009) / 1009}
-		y := float64(i % 977)
-		recs = append(recs, Record{Kind: KindAsk, Trial: i, Arm: -1, X: x}, Record{Kind: KindTell, Trial: i, Arm: -1, X: x, Y: &y})
-	}
+	recs := longStudyRecords(n, time.Time{})
 	if _, err := s.Update(ctx, "a", 0, func(View) ([]Record, error) { return recs, nil }); err != nil {
 		tb.Fatal(err)
 	}
@@ -49,9 +45,9 @@ func studyOf(tb testing.TB, open func(testing.TB) Storage, n int) Storage {
 // with its ask, then one with its tell, each seeing no new records.
 func askTell(tb testing.TB, s Storage, n int) {
 	ctx := context.Background()
-	x := []float64{float64(n%1013) / 1013}
+	x := []float64{float64(n%1013) / 1013, 0.1, 0.2, 0.3, 0.4, 0.5}
 	y := 1.5
-	for i, r := range []Record{{Kind: KindAsk, Trial: n, Arm: -1, X: x}, {Kind: KindTell, Trial: n, Arm: -1, X: x, Y: &y}} {
+	for i, r := range []Record{{Kind: KindAsk, Trial: n, Arm: n, X: x}, {Kind: KindTell, Trial: n, Arm: n, X: x, Y: &y}} {
 		if _, err := s.Update(ctx, "a", 2*n+i, func(View) ([]Record, error) { return []Record{r}, nil }); err != nil {
 			tb.Fatal(err)
 		}
