@@ -2,8 +2,6 @@ package study
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/bkb-go/bkb/engine"
@@ -31,35 +29,10 @@ func TestLateLocalResumes(t *testing.T) {
 		t.Fatalf("the posterior holds %d observations: the late phase did not run", d)
 	}
 	for _, lost := range []bool{false, true} {
-		path := filepath.Join(t.TempDir(), "s.jsonl")
-		st, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var notes []string
-		opts := Options{Notify: func(m string) { notes = append(notes, m) }}
-		first, err := Create(ctx, st, "s", cfg, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := runTrials(t, first, 101, f, false)
-		forceSnapshot(first)
-		if lost {
-			if err := os.Remove(storage.SnapshotPath(path)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		st2, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		second, err := Load(ctx, st2, "", opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got, second, notes := stopAndLoad(t, cfg, f, 101, false, lost)
 		eng, from := second.restore(ctx)
 		if lost != (eng == nil) {
-			t.Fatalf("snapshot lost %v: restored %v from %d records (notes %q)", lost, eng != nil, from, notes)
+			t.Fatalf("snapshot lost %v: restored %v from %d records (notes %q)", lost, eng != nil, from, *notes)
 		}
 		got = append(got, runTrials(t, second, cfg.Budget-len(got), f, false)...)
 		for i := range want {

@@ -96,33 +96,10 @@ func TestSnapshotResumeEqualsUninterrupted(t *testing.T) {
 			}
 			want := runTrials(t, ref, cfg.Budget, f, false)
 
-			path := filepath.Join(t.TempDir(), "s.jsonl")
-			st, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var notes []string
-			opts := Options{Notify: func(m string) { notes = append(notes, m) }}
-			first, err := Create(ctx, st, "s", cfg, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := runTrials(t, first, c.k, f, c.pending)
-			forceSnapshot(first)
-			if _, err := os.Stat(storage.SnapshotPath(path)); err != nil {
-				t.Fatalf("no snapshot: %v (notes %q)", err, notes)
-			}
-			st2, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			second, err := Load(ctx, st2, "", opts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			got, second, notes := stopAndLoad(t, cfg, f, c.k, c.pending, false)
 			eng, from := second.restore(ctx)
 			if eng == nil || from != len(second.records) {
-				t.Fatalf("restore: engine %v, from %d of %d records (notes %q)", eng != nil, from, len(second.records), notes)
+				t.Fatalf("restore: engine %v, from %d of %d records (notes %q)", eng != nil, from, len(second.records), *notes)
 			}
 			if c.pending {
 				// Its result arrives after the resume (bkb tell).
@@ -132,8 +109,8 @@ func TestSnapshotResumeEqualsUninterrupted(t *testing.T) {
 				}
 			}
 			got = append(got, runTrials(t, second, cfg.Budget-len(got), f, false)...)
-			if len(notes) > 0 {
-				t.Errorf("notes: %q", notes)
+			if len(*notes) > 0 {
+				t.Errorf("notes: %q", *notes)
 			}
 			for i := range want {
 				if !samePoint(got[i].X, want[i].X) {
@@ -276,6 +253,45 @@ func TestSnapshotPostgresPoolOfOne(t *testing.T) {
 	if len(notes) > 0 || !samePoint(a.X, b.X) {
 		t.Errorf("ask after a restore on PostgreSQL: %v, uninterrupted %v (notes %q)", a.X, b.X, notes)
 	}
+}
+
+// stopAndLoad runs k trials of f on a new journal study of cfg (the last
+// left pending with pendingLast), saves its snapshot, removes it when
+// lost, and loads the study again on a new storage handle: a process
+// stopped after k trials and the next one. notes collects both processes'
+// notes.
+func stopAndLoad(t *testing.T, cfg Config, f func(*Trial) float64, k int, pendingLast, lost bool) (got []*Trial, second *Study, notes *[]string) {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	st, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes = new([]string)
+	opts := Options{Notify: func(m string) { *notes = append(*notes, m) }}
+	first, err := Create(ctx, st, "s", cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = runTrials(t, first, k, f, pendingLast)
+	forceSnapshot(first)
+	if _, err := os.Stat(storage.SnapshotPath(path)); err != nil {
+		t.Fatalf("no snapshot: %v (notes %q)", err, *notes)
+	}
+	if lost {
+		if err := os.Remove(storage.SnapshotPath(path)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st2, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second, err = Load(ctx, st2, "", opts); err != nil {
+		t.Fatal(err)
+	}
+	return got, second, notes
 }
 
 // forceSnapshot saves s's snapshot now, whatever the saving rule says.
