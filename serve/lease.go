@@ -191,32 +191,38 @@ func (s *Server) checkLease(ctx context.Context, w http.ResponseWriter, r *http.
 // observe drops the leases that records end: a completion (tell, fail,
 // prune) of a trial, or an ask of it by another worker (it has another
 // owner now, which this server must not hand it away from).
+// It also keeps the owner of each pending trial (owners).
 func (l *leased) observe(name string, recs []storage.Record) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	m := l.last[name]
-	if len(m) == 0 {
-		return
-	}
+	m, owners := l.last[name], l.owners[name]
 	for _, r := range recs {
 		switch r.Kind {
 		case storage.KindTell, storage.KindFail, storage.KindPrune:
 			delete(m, r.Trial)
+			delete(owners, r.Trial)
 		case storage.KindAsk:
 			if r.Worker != l.worker {
 				delete(m, r.Trial)
 			}
+			if owners == nil {
+				owners = map[int]string{}
+				l.owners[name] = owners
+			}
+			owners[r.Trial] = r.Worker
 		}
 	}
 }
 
 // stale returns the stale trials of a View of the study name: the
 // storage's (their worker's process is gone, or its heartbeats stopped),
-// except those whose client holds a live lease here, and except all of
-// them during the first grace period after the server's start, or the
-// study's first load if later (a client of the previous server could not
-// heartbeat while no server ran: it gets the grace to heartbeat this
-// one); with the trials whose lease here ran out.
+// except those whose client holds a live lease here, and except those a
+// server handed out during the first grace period after this server's
+// start, or the study's first load if later (a client of the previous
+// server could not heartbeat while no server ran: it gets the grace to
+// heartbeat this one; a trial of a program that stopped, such as a Go
+// loop or bkb ask, has no client to wait for); with the trials whose
+// lease here ran out.
 func (l *leased) stale(name string, storageStale []int) []int {
 	now := l.now()
 	l.mu.Lock()
@@ -229,7 +235,10 @@ func (l *leased) stale(name string, storageStale []int) []int {
 	var out []int
 	for _, t := range storageStale {
 		last, ok := l.last[name][t]
-		if starting || (ok && now.Sub(last) <= l.grace) {
+		if ok && now.Sub(last) <= l.grace {
+			continue
+		}
+		if owner, known := l.owners[name][t]; starting && (!known || isServerWorker(owner)) {
 			continue
 		}
 		out = append(out, t)

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,10 +32,40 @@ type leased struct {
 	last map[string]map[int]time.Time // study -> trial -> last sign of life
 	// loaded holds when each study was first loaded (see Records).
 	loaded map[string]time.Time
+	// owners holds the worker of each pending trial of the records read
+	// (study -> trial -> worker): the first grace period spares only the
+	// trials a server handed out (see stale).
+	owners map[string]map[int]string
 }
 
 func newLeased(st storage.Storage, grace time.Duration, now func() time.Time, worker string) *leased {
-	return &leased{Storage: st, grace: grace, now: now, worker: worker, start: now(), last: map[string]map[int]time.Time{}, loaded: map[string]time.Time{}}
+	return &leased{Storage: st, grace: grace, now: now, worker: worker, start: now(), last: map[string]map[int]time.Time{}, loaded: map[string]time.Time{},
+		owners: map[string]map[int]string{}}
+}
+
+// serverMark begins the nonce of a server's worker id (serverWorkerID).
+const serverMark = "serve-"
+
+// serverWorkerID marks a worker id as a server's: its nonce (what follows
+// the last ':' of storage.NewWorkerID's "host:pid:nonce") begins with
+// serverMark, so that the next server tells the trials this one handed
+// out (whose clients may still heartbeat the next one) from those of a
+// program that stopped (which nobody evaluates any more). The journal
+// still finds the server's process from it (storage.ParseWorkerID reads
+// host and pid). An id already marked is returned as it is.
+func serverWorkerID(id string) string {
+	if isServerWorker(id) {
+		return id
+	}
+	i := strings.LastIndexByte(id, ':')
+	return id[:i+1] + serverMark + id[i+1:]
+}
+
+// isServerWorker reports whether a worker id is a server's
+// (serverWorkerID).
+func isServerWorker(id string) bool {
+	i := strings.LastIndexByte(id, ':')
+	return i >= 0 && strings.HasPrefix(id[i+1:], serverMark)
 }
 
 // renew records a sign of life of the client of a trial.
@@ -62,6 +93,7 @@ func (l *leased) forget(name string) {
 	defer l.mu.Unlock()
 	delete(l.last, name)
 	delete(l.loaded, name)
+	delete(l.owners, name)
 }
 
 // expired returns the trials of a study whose lease ran out; their leases

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -322,5 +323,82 @@ func restarts(t *testing.T, name string, open func() storage.Storage, worker fun
 	}
 	if dups > 0 {
 		t.Fatalf("%d duplicate evaluations", dups)
+	}
+}
+
+// TestServeHandsOutStoppedProgramsTrial: a trial left pending by a program
+// that stopped (a Go loop whose process is gone) is handed out by a server
+// started after it at once, at the trial's point: a program that stopped
+// has no client that could heartbeat the server. A trial that a server
+// which stopped handed out waits for its client for the grace period
+// (TestServeRestarts): the new server's first ask is a new trial.
+func TestServeHandsOutStoppedProgramsTrial(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	sp, err := study.Box([]string{"x"}, []float64{0}, []float64{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := goneWorker(t)
+	i := strings.LastIndexByte(gone, ':')
+	for _, c := range []struct {
+		name   string
+		worker string // of the process that left the trial pending
+		reask  bool   // the server's first ask hands that trial out again
+	}{
+		{"a program's trial", gone, true},
+		{"a server's trial", gone[:i+1] + "serve-" + gone[i+1:], false},
+	} {
+		path := filepath.Join(t.TempDir(), "s.jsonl")
+		st, err := storage.OpenJournalStore(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		program, err := study.Create(ctx, st, "s", study.Config{Space: sp, Seed: 1, Budget: 3}, study.Options{Worker: c.worker})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, err := program.Ask(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := program.Tell(ctx, first.Number, 1); err != nil {
+			t.Fatal(err)
+		}
+		left, err := program.Ask(ctx) // never told: the process stops
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+
+		if st, err = storage.OpenJournalStore(path); err != nil {
+			t.Fatal(err)
+		}
+		srv, err := serve.New(serve.Options{Storage: st, Grace: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(srv)
+		resp, err := ts.Client().Post(ts.URL+"/api/studies/s/ask", "application/json", strings.NewReader(`{"n":1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var asked struct {
+			Trials []struct {
+				Number int       `json:"trial"`
+				X      []float64 `json:"x"`
+			} `json:"trials"`
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		ts.Close()
+		st.Close()
+		if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &asked) != nil || len(asked.Trials) != 1 {
+			t.Fatalf("%s: ask: %d %s", c.name, resp.StatusCode, raw)
+		}
+		got := asked.Trials[0]
+		if again := got.Number == left.Number; again != c.reask || again && got.X[0] != left.X[0] {
+			t.Errorf("%s: the server handed out trial %d at %v; the pending trial is %d at %v (want it handed out again: %v)", c.name, got.Number, got.X, left.Number, left.X, c.reask)
+		}
 	}
 }

@@ -94,7 +94,10 @@ type Options struct {
 	// Logf receives log lines (default: none).
 	Logf func(format string, args ...any)
 	// Worker identifies this server in the trials it hands out (default
-	// storage.NewWorkerID()).
+	// storage.NewWorkerID()). Its last part is marked as a server's
+	// ("host:pid:serve-nonce"): the next server gives the clients of such
+	// trials a grace period to heartbeat it, and hands out at once the
+	// trials of a program that stopped.
 	Worker string
 	// Now is the clock of leases (default time.Now), for tests.
 	Now func() time.Time
@@ -157,6 +160,7 @@ func New(opt Options) (*Server, error) {
 	if opt.Worker == "" {
 		opt.Worker = storage.NewWorkerID()
 	}
+	opt.Worker = serverWorkerID(opt.Worker)
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
