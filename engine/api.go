@@ -21,6 +21,10 @@ func (e *Engine) PolicySeconds() float64 { return e.policySeconds }
 // pruner's tell=forecast).
 func (e *Engine) SetForecast(f func(trial int) (float64, bool)) { e.forecast = f }
 
+// SetSeconds sets how the engine reads a completed trial's evaluation
+// seconds, as its tell record holds them (Config.CostAware).
+func (e *Engine) SetSeconds(f func(trial int) float64) { e.secondsOf = f }
+
 // LengthScale returns the kernel's (geometric mean) length scale.
 func (e *Engine) LengthScale() float64 { return e.lengthScale }
 

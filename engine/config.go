@@ -242,6 +242,14 @@ type Config struct {
 	// Eliminate (with Lazy) removes for good the arms whose UCB is below
 	// the largest lower confidence bound (bandit.Options.Eliminate).
 	Eliminate bool `json:"eliminate,omitempty"`
+	// CostAware weighs each ask's candidates against their predicted
+	// evaluation seconds while the seconds vary widely (costaware.go;
+	// cost cooling after Lee et al. 2020). It needs a budget, a UCB
+	// policy that grows candidates (bkb or gp-ucb) and one objective
+	// without constraints. The asks then depend on the seconds the
+	// records hold: a replay asks what the run asked, a rerun only as long
+	// as its evaluations take the same time.
+	CostAware bool `json:"cost_aware,omitempty"`
 }
 
 // Arms says how the finite candidate set is built from the space.
@@ -439,7 +447,10 @@ func (c *Config) Normalize() error {
 	if err := c.normalizeLazy(); err != nil {
 		return err
 	}
-	return c.normalizeTradeoffs()
+	if err := c.normalizeTradeoffs(); err != nil {
+		return err
+	}
+	return c.checkCostAware()
 }
 
 // normalizeV2 fills and checks the fields of version 2 (Candidates, Fit,

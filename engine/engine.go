@@ -102,6 +102,9 @@ type Engine struct {
 	// batchArms and batches count the completed batches of the batched
 	// policies that rebuilds replaced.
 	batchArms, batches int
+	// secondsOf returns a completed trial's evaluation seconds, as its
+	// tell record holds them (SetSeconds): what a cost-aware study weighs.
+	secondsOf func(trial int) float64
 }
 
 // observation is one completed evaluation.

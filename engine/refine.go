@@ -116,8 +116,11 @@ type refiner struct {
 	batchM, batchV []float64
 	batchFar       []bool
 	batchPts       [][]float64
-	cfg            *Config
-	dom            candidates.Domain
+	// cost is the model of the evaluations' log seconds of a cost-aware
+	// study (costaware.go), refitted when a timed evaluation arrives.
+	cost *costModel
+	cfg  *Config
+	dom  candidates.Domain
 	// cond is the space's compiled conditions, nil without any; with
 	// them every candidate is canonicalized (condition.go).
 	cond   *space.Plan

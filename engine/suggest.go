@@ -287,6 +287,26 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 			}
 		}
 	}
+	pick := 0
+	if r.cfg.CostAware && !lateAsk && r.sample == nil {
+		// A cost-aware ask (costaware.go) weighs the best candidates'
+		// scores against their predicted seconds.
+		var xs [][]float64
+		var vs []float64
+		var at []int // the index in cs of xs[i]
+		for j, c := range cs[:min(costTop, len(cs))] {
+			if !math.IsInf(c.v, -1) && !math.IsNaN(c.v) {
+				xs, vs, at = append(xs, c.x), append(vs, c.v), append(at, j)
+			}
+		}
+		i, err := r.costPick(e, xs, vs)
+		if err != nil {
+			return nil, err
+		}
+		if len(at) > 0 {
+			pick = at[i]
+		}
+	}
 	// Keep the best for the next ask; retire the rest.
 	r.pool = r.pool[:0]
 	for _, c := range cs[:min(poolSize, len(cs))] {
@@ -294,7 +314,7 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 			r.pool = append(r.pool, slices.Clone(c.x))
 		}
 	}
-	return slices.Clone(cs[0].x), nil
+	return slices.Clone(cs[pick].x), nil
 }
 
 // trustCandidates fills the rows of m with trust-region candidates around

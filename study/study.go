@@ -266,6 +266,7 @@ func Create(ctx context.Context, st storage.Storage, name string, cfg Config, op
 		return nil, err
 	}
 	eng.SetForecast(s.prunedForecast)
+	eng.SetSeconds(s.evaluationSeconds)
 	s.eng = eng
 	return s, nil
 }
@@ -481,6 +482,7 @@ func (s *Study) ensureEngine(ctx context.Context) error {
 		}
 	}
 	eng.SetForecast(s.prunedForecast)
+	eng.SetSeconds(s.evaluationSeconds)
 	start, shown := time.Now(), time.Time{}
 	total := len(s.records) - from
 	for i, r := range s.records[from:] {

@@ -130,6 +130,7 @@ type configFlags struct {
 	version     int
 	lazy        bool
 	eliminate   bool
+	costAware   bool
 	tradeoffFlags
 	pruner     string
 	filePruner *pruner.Config // the space file's "pruner", if any
@@ -174,6 +175,7 @@ func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
 	fs.IntVar(&c.minBatch, "min-batch", 0, "policy bbkb: keep a batch open until it holds this many arms (optimize: default --workers; 0: the paper's batch rule alone)")
 	fs.BoolVar(&c.lazy, "lazy", false, "policies bkb, gp-ucb and bbkb on a fixed arm set: read only the arms that can win, the same points as the full scan for gp-ucb (docs/scaling.md)")
 	fs.BoolVar(&c.eliminate, "eliminate", false, "with --lazy: drop for good the arms whose UCB is below the largest lower confidence bound")
+	fs.BoolVar(&c.costAware, "cost-aware", false, "policies bkb and gp-ucb: while evaluation times vary more than 4-fold, prefer points predicted to evaluate faster, less so as the budget is spent (cost cooling, Lee et al. 2020); the asks then depend on the recorded seconds (docs/tuning.md)")
 	// Withdrawn for new studies (study.ErrLazyWithdrawn): kept so that a
 	// command that gives them gets the reason, not "unknown flag".
 	_ = fs.MarkHidden("lazy")
@@ -185,7 +187,7 @@ func (c *configFlags) register(fs *pflag.FlagSet, defaultBudget int) {
 var configFlagNames = []string{"objective", "noise", "plugin", "one-shot", "timeout", "max-restarts", "space", "lower", "upper", "names",
 	"arms", "n", "per-dim", "arms-file", "arms-seed", "policy", "kernel", "length-scale", "fit-length-scale", "lambda", "qbar",
 	"beta", "incremental", "seed", "maximize", "minimize", "init", "no-standardize", "max-failures", "candidates", "fit", "min-batch", "config-version", "warp",
-	"directions", "constraints", "pruner", "mo-acquisition", "lazy", "eliminate"}
+	"directions", "constraints", "pruner", "mo-acquisition", "lazy", "eliminate", "cost-aware"}
 
 // build validates the flags and returns the study. extra is the plugin
 // command given after "--", if any. external makes a study with no
@@ -194,7 +196,7 @@ func (c *configFlags) build(fs *pflag.FlagSet, extra []string, external bool) (*
 	cfg := study.Config{Seed: c.seed, Budget: c.budget, Lambda: c.lambda, Qbar: c.qbar, Beta: c.beta,
 		Incremental: c.incremental, MaxFailures: c.maxFailures, RawValues: c.noStd, FitEvery: c.fitEvery, Init: c.init,
 		Policy: c.policy, Kernel: study.Kernel{Name: c.kernel, LengthScale: c.lengthScale}, Candidates: c.candidates, Fit: c.fit, MinBatch: c.minBatch, Version: c.version, Warp: c.warp,
-		Lazy: c.lazy, Eliminate: c.eliminate}
+		Lazy: c.lazy, Eliminate: c.eliminate, CostAware: c.costAware}
 	if c.maximize && c.minimize {
 		return nil, usagef("--maximize and --minimize are exclusive")
 	}

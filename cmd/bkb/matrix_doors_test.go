@@ -62,7 +62,7 @@ const matrixPythonDriver = `
 import json, sys
 sys.path.insert(0, sys.argv[9])
 import bkb_client
-from matrix_plugin import evaluate, remap
+from matrix_plugin import evaluate, remap, sq
 
 url, name, kind, space_file, cfg, upto, extend, log = sys.argv[1:9]
 upto, extend = int(upto), int(extend)
@@ -111,12 +111,14 @@ while done() < upto:
         if stop:
             study.prune(t)
             continue
+    # the evaluation time, as matrixSeconds computes it
+    seconds = 0.25 + sq(x[0] + 2) if kind == "costly" else None
     if isinstance(out["y"], list):
         study.tell(t, values=out["y"], constraints=out.get("constraints"))
     elif "constraints" in out:
         study.tell(t, value=out["y"], constraints=out["constraints"])
     else:
-        study.tell(t, value=out["y"])
+        study.tell(t, value=out["y"], seconds=seconds)
 
 # What the client shows of the trials, for the Go side to check.
 ts = study.trials
@@ -182,7 +184,7 @@ func (e *matrixEnv) phaseGo(create bool, upto, extend int, crash bool) {
 		if pruned {
 			err = s.Prune(ctx, tr.Number)
 		} else {
-			err = s.TellOutcome(ctx, tr.Number, study.Outcome{Value: value, Values: values, Constraints: cons, Seconds: 1})
+			err = s.TellOutcome(ctx, tr.Number, study.Outcome{Value: value, Values: values, Constraints: cons, Seconds: matrixSeconds(e.sc.Kind, tr.X)})
 		}
 		if err != nil {
 			e.t.Fatalf("%v: go: tell: %v", e.sc, err)
@@ -312,7 +314,7 @@ func (e *matrixEnv) phaseHTTP(create bool, upto, extend int) {
 				break
 			}
 		}
-		body := withLease(map[string]any{"seconds": 1}, tr.Lease)
+		body := withLease(map[string]any{"seconds": matrixSeconds(e.sc.Kind, tr.X)}, tr.Lease)
 		switch {
 		case pruned:
 			body["pruned"] = true
@@ -409,7 +411,7 @@ func (e *matrixEnv) phaseCLI(create bool, upto, extend int) {
 				break
 			}
 		}
-		args := append(append([]string{"tell"}, e.where()...), "--trial", trial, "--seconds", "1")
+		args := append(append([]string{"tell"}, e.where()...), "--trial", trial, "--seconds", fmtFloat(matrixSeconds(e.sc.Kind, a.X)))
 		switch {
 		case pruned:
 			args = append(args, "--pruned")

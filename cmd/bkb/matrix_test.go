@@ -54,7 +54,7 @@ const (
 // scenario is one combination of the matrix.
 type scenario struct {
 	Policy    string // bkb, gp-ucb, bbkb, random
-	Kind      string // single, multi, constrained, pruned
+	Kind      string // single, multi, constrained, pruned, costly
 	Space     string // continuous, mixed
 	DoorA     string // the first phase's door: cli, go, http, python
 	DoorB     string // the second phase's: cli, go, http, python, worker
@@ -68,7 +68,7 @@ func (s scenario) String() string {
 
 var (
 	matrixPolicies   = []string{"bkb", "gp-ucb", "bbkb", "random"}
-	matrixKinds      = []string{"single", "multi", "constrained", "pruned"}
+	matrixKinds      = []string{"single", "multi", "constrained", "pruned", "costly"}
 	matrixSpaces     = []string{"continuous", "mixed", "conditional"}
 	matrixDoors      = []string{"cli", "go", "http", "python", "worker"}
 	matrixStores     = []string{"journal", "dir", "memory", "postgres"}
@@ -98,6 +98,10 @@ func (s scenario) valid(havePython, havePG bool) string {
 		return "constraints and several objectives are modelled by bkb (or random search)"
 	case (s.DoorA == "http" || s.DoorA == "python") && s.Store == "journal":
 		return "a server on one journal file cannot create a study (create it with the command line)"
+	case s.Kind == "costly" && s.Policy != "bkb" && s.Policy != "gp-ucb":
+		return "cost-aware asks are bkb's and gp-ucb's"
+	case s.Kind == "costly" && s.DoorB == "worker":
+		return "bkb worker times its plugin: a cost-aware study's asks then follow the machine's timing"
 	case s.Interrupt == "extend" && s.DoorB == "worker":
 		return "bkb worker has no budget of its own: it runs the study's"
 	}
@@ -168,6 +172,16 @@ func matrixEval(kind string, x []float64) (value float64, values, cons, curve []
 		}
 	}
 	return f1, nil, nil, curve
+}
+
+// matrixSeconds is the evaluation time every door tells: for the costly
+// kind (a cost-aware study) 0.25 + (x_1 + 2)^2 seconds, 0.25 to 25.25 s
+// across the box, computed as the Python driver does; 1 otherwise.
+func matrixSeconds(kind string, x []float64) float64 {
+	if kind != "costly" {
+		return 1
+	}
+	return 0.25 + float64((x[0]+2)*(x[0]+2))
 }
 
 // matrixEnv is one combination's study: where it lives and what it needs.
@@ -260,6 +274,8 @@ func (e *matrixEnv) cliConfig() []string {
 		args = append(args, "--constraints", "1")
 	case "pruned":
 		args = append(args, "--pruner", "median")
+	case "costly":
+		args = append(args, "--cost-aware")
 	}
 	return args
 }
@@ -620,6 +636,8 @@ func (e *matrixEnv) config() study.Config {
 		cfg.Constraints = 1
 	case "pruned":
 		cfg.Pruner.Kind = "median"
+	case "costly":
+		cfg.CostAware = true
 	}
 	return cfg
 }
@@ -684,9 +702,19 @@ func TestDoorMatrix(t *testing.T) {
 		refs[key] = r
 		return r
 	}
+
 	for _, sc := range scs {
 		t.Run(strings.ReplaceAll(sc.String(), "/", ","), func(t *testing.T) {
 			want := reference(t, sc)
+			if sc.Kind == "costly" {
+				// A cost-aware study's points must not be the plain
+				// policy's: else its rows would check no weighed ask.
+				plain := sc
+				plain.Kind = "single"
+				if p := reference(t, plain); slices.EqualFunc(p, want, slices.Equal) {
+					t.Fatalf("%v: the cost-aware reference run asked the plain policy's points: no cost was weighed", sc)
+				}
+			}
 			got := runScenario(t, sc, pgURL)
 			for i := range min(len(got), len(want)) {
 				if !slices.Equal(bitsOf(got[i]), bitsOf(want[i])) {
