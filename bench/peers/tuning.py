@@ -24,6 +24,12 @@ simple regret f - min f.
     TUNING_HD  = hart3-in-50, rosen-20, styb-50, levy-100
     HELDOUT_HD = branin-in-20, hart6-in-100, levy-50, styb-100
 
+Costly tasks (added 2026-11-29, split before any run): an evaluation takes
+0.1 to 10 s, growing with boosting rounds or trees, on ../shared/data.
+
+    COSTLY_TUNING  = hgb-parkinsons
+    COSTLY_HELDOUT = rf-spambase
+
 Usage (single-threaded on both sides, alternating samplers within each seed):
 
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 GOMAXPROCS=1 nice -n 10 \\
@@ -88,6 +94,14 @@ SPACES = {
                 C("max_features", ["sqrt", "log2", "all"]), C("criterion", ["gini", "entropy"])],
     "logreg-wine": [F("C", 1e-4, 1e3, log=True), C("penalty", ["l1", "l2"]), I("poly_degree", 1, 3),
                     C("scaler", ["standard", "minmax", "none"]), C("class_weight", ["none", "balanced"])],
+    # Costly tasks (added 2026-11-29, split before any run): the evaluation's
+    # seconds grow steeply with a parameter that also lowers the error
+    # (boosting rounds, trees), on the larger data sets of ../shared/data.
+    "hgb-parkinsons": [F("learning_rate", 0.01, 1.0, log=True), I("max_leaf_nodes", 2, 128, log=True),
+                       I("min_samples_leaf", 1, 100, log=True), F("l2", 1e-6, 10.0, log=True),
+                       I("max_iter", 10, 500, log=True), C("loss", ["squared_error", "absolute_error"])],
+    "rf-spambase": [I("n_estimators", 5, 300, log=True), I("max_depth", 1, 30), I("min_samples_leaf", 1, 50, log=True),
+                    C("max_features", ["sqrt", "log2", "all"]), C("criterion", ["gini", "entropy"])],
 }
 TUNING_TASKS = ["hgb-diabetes", "svc-breast", "knn-wine", "mlp-breast"]
 HELDOUT_TASKS = ["hgb-breast", "rf-wine", "svr-housing", "logreg-wine"]
@@ -101,10 +115,10 @@ def dataset(name):
         return _data[name]
     import numpy as np
     from sklearn import datasets
-    if name == "housing":
+    if name in ("housing", "parkinsons", "spambase"):
         import gzip
-        a = np.loadtxt(gzip.open(os.path.join(SHARED, "housing.csv.gz"), "rt"), delimiter=",")
-        r = (a[:, :-1], a[:, -1], False)
+        a = np.loadtxt(gzip.open(os.path.join(SHARED, name + ".csv.gz"), "rt"), delimiter=",")
+        r = (a[:, :-1], a[:, -1], name == "spambase")
     else:
         x, y = getattr(datasets, "load_" + {"breast": "breast_cancer"}.get(name, name))(return_X_y=True)
         r = (x, y, name != "diabetes")
@@ -166,8 +180,10 @@ def task_error(task, p):
         if int(p["poly_degree"]) > 1:
             steps.append(PolynomialFeatures(int(p["poly_degree"]), include_bias=False))
         steps.append(scaler(p["scaler"]))
+        # liblinear shuffles the data: without random_state, by numpy's global
+        # generator, which made the same parameters give different errors
         m = LogisticRegression(C=p["C"], penalty=p["penalty"], solver="liblinear", max_iter=500,
-                               class_weight=None if p["class_weight"] == "none" else "balanced")
+                               class_weight=None if p["class_weight"] == "none" else "balanced", random_state=0)
     else:
         raise ValueError(task)
     steps = [s for s in steps if s is not None]
@@ -241,13 +257,21 @@ def hd_problem(name):
         return d, -5.0, 5.0, styb
     if kind == "levy":
         return d, -10.0, 10.0, levy
+    if kind == "levyshift":  # a diagnosis: Levy with its minimum moved off the box's centre
+        import random
+        r = random.Random(7000 + d)
+        shift = [r.uniform(-5, 5) for _ in range(d)]
+        return d, -10.0, 10.0, lambda x: levy([v - s for v, s in zip(x, shift)])
     raise ValueError(name)
 
 
 TUNING_HD = ["hart3-in-50", "rosen-20", "styb-50", "levy-100"]
 HELDOUT_HD = ["branin-in-20", "hart6-in-100", "levy-50", "styb-100"]
-TUNING = TUNING_TASKS + TUNING_HD
-HELDOUT = HELDOUT_TASKS + HELDOUT_HD
+COSTLY_TUNING, COSTLY_HELDOUT = ["hgb-parkinsons"], ["rf-spambase"]
+TUNING = TUNING_TASKS + TUNING_HD + COSTLY_TUNING
+# not in either half: problems for diagnosing a result, never for choosing a constant
+DIAGNOSIS_HD = ["levyshift-50", "levyshift-100"]
+HELDOUT = HELDOUT_TASKS + HELDOUT_HD + COSTLY_HELDOUT
 
 
 def space_of(problem):
@@ -382,6 +406,8 @@ def main():
                     w0 = time.time()
                     if s == "bkb":
                         trials, cpu, obj = run_bkb(bkb, problem, seed, T)
+                    elif s == "bkb-cost":  # bkb with cost-aware asks (--cost-aware)
+                        trials, cpu, obj = run_bkb(bkb, problem, seed, T, ("--cost-aware",))
                     elif s.startswith("bkb-init"):  # a diagnosis: bkb with another initial design size
                         trials, cpu, obj = run_bkb(bkb, problem, seed, T, ("--init", s[len("bkb-init"):]))
                     elif s.startswith("bkb-policy-"):  # a diagnosis: bkb with another policy
@@ -415,6 +441,8 @@ def main():
 
 
 def half(problem):
+    if problem in DIAGNOSIS_HD:
+        return "diagnosis"
     return "tuning" if problem in TUNING else "held-out"
 
 
@@ -439,8 +467,9 @@ def table(rows, ref="bkb"):
         samplers.remove(ref)
         samplers.insert(0, ref)
     peers = [s for s in samplers if s != ref]
-    for h in ("tuning", "held-out"):
-        keys = sorted([k for k in by if half(k[0]) == h], key=lambda k: ((TUNING + HELDOUT).index(k[0]), k[1]))
+    order = TUNING + HELDOUT + DIAGNOSIS_HD
+    for h in ("tuning", "held-out", "diagnosis"):
+        keys = sorted([k for k in by if half(k[0]) == h], key=lambda k: (order.index(k[0]), k[1]))
         if not keys:
             continue
         print("%s half: median best (CV error, or regret on the hd problems) and p of %s against each peer\n" % (h, ref))
@@ -456,7 +485,7 @@ def table(rows, ref="bkb"):
         print("\nobjective CPU seconds summed over each sampler's runs (sampler CPU in parentheses), at the largest T\n")
         print("| problem | " + " | ".join(samplers) + " | bkb / TPE objective CPU |")
         print("|---|" + "---:|" * (len(samplers) + 1))
-        for p in sorted({k[0] for k in keys}, key=(TUNING + HELDOUT).index):
+        for p in sorted({k[0] for k in keys}, key=order.index):
             c = cpu[p]
             ratio = "%.2f" % (c["bkb"][0] / c["tpe"][0]) if p in SPACES and "bkb" in c and "tpe" in c and c["tpe"][0] > 0 else ""
             print("| %s | %s | %s |" % (p, " | ".join("%.0f (%.0f)" % (c[s][0], c[s][1]) if s in c else "" for s in samplers), ratio))
@@ -473,7 +502,7 @@ def diag(rows):
     by = {}
     for r in rows:
         by.setdefault(r["problem"], {}).setdefault(r["sampler"], []).append(r)
-    for p in sorted(by, key=(TUNING + HELDOUT).index):
+    for p in sorted(by, key=order.index):
         space = space_of(p)
         cats = [q for q in space if q["type"] == "categorical"]
         print("## %s (%s)\n" % (p, half(p)))
