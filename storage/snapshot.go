@@ -169,6 +169,9 @@ func writeFileVia(base, path string, parts [][]byte) error {
 		os.Remove(tmp)
 		return err
 	}
+	if f := beforeRename; f != nil {
+		f(tmp)
+	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
 		return err
@@ -253,6 +256,22 @@ func (s *JournalStore) openSnapshot(withData bool) (Snapshot, SnapshotData, erro
 	data := snap.Data
 	snap.Data = nil
 	return snap, BytesData(data), nil
+}
+
+// beforeRename, when set (StopSnapshotWritesForTest), is called with a
+// snapshot file's temporary path once its bytes are written, before the
+// rename that would publish them.
+var beforeRename func(tmp string)
+
+// StopSnapshotWritesForTest makes every write of a snapshot file (a chunk
+// or the list) call f with its temporary file, written and not yet
+// renamed, and returns the function that undoes it. For tests: f can stop
+// the writer there, so that a test kills a process in the middle of a
+// save at a known point instead of racing it.
+func StopSnapshotWritesForTest(f func(tmp string)) (restore func()) {
+	prev := beforeRename
+	beforeRename = f
+	return func() { beforeRename = prev }
 }
 
 // tempPrefix is the start of the names of the temporary files that

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bkb-go/bkb/storage"
 )
 
 // bkbBin is the path the tests run bkb by, as a user would: a symbolic
@@ -27,6 +29,25 @@ var bkbBin string
 // a plugin) do not inherit it.
 const asMainEnv = "BKB_TEST_AS_MAIN"
 
+// stopSnapshotEnv, set to n > 0, makes bkb (the test binary as bkb) stop
+// at its n-th write of a snapshot file (a chunk or the list) with the file
+// written and not yet renamed (stopAtSnapshotWrite), for the test to kill
+// it there.
+const stopSnapshotEnv = "BKB_TEST_STOP_SNAPSHOT"
+
+// stopAtSnapshotWrite marks that the process stopped at a snapshot write
+// (a file named as the temporary one plus ".stopped") and waits to be
+// killed.
+func stopAtSnapshotWrite(tmp string) {
+	if err := os.WriteFile(tmp+".stopped", nil, 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for {
+		time.Sleep(time.Hour) // until the test's SIGKILL
+	}
+}
+
 // TestMain runs the test binary as bkb when it is invoked as "bkb" (the
 // link bkbBin) or with BKB_TEST_AS_MAIN=1; turns it into a plugin program
 // for bkb to run when BKB_TEST_PLUGIN is set; and otherwise makes the link
@@ -34,6 +55,14 @@ const asMainEnv = "BKB_TEST_AS_MAIN"
 func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == "bkb" || os.Getenv(asMainEnv) == "1" {
 		os.Unsetenv(asMainEnv)
+		if n, err := strconv.Atoi(os.Getenv(stopSnapshotEnv)); err == nil && n > 0 {
+			os.Unsetenv(stopSnapshotEnv)
+			storage.StopSnapshotWritesForTest(func(tmp string) {
+				if n--; n == 0 {
+					stopAtSnapshotWrite(tmp)
+				}
+			})
+		}
 		main()
 		return
 	}

@@ -51,14 +51,14 @@ func samePoint(a, b []float64) bool {
 	return slices.EqualFunc(a, b, func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
 }
 
-// TestKillDuringSnapshot kills `bkb optimize` with SIGKILL while it writes
-// its engine snapshot (a temporary file beside the journal exists), again
-// and again, resuming each time: every resume starts from a snapshot that
-// is whole (or replays), and the finished study asks exactly the points of
-// an uninterrupted run.
+// TestKillDuringSnapshot kills `bkb optimize` with SIGKILL in the middle of
+// writing its engine snapshot (the first, second, third or fourth file of
+// a save, a chunk or the list, written to its temporary file and not yet
+// renamed: the process stops there, stopSnapshotEnv, and says so), again
+// and again, resuming each time:
+// every resume starts from a snapshot that is whole (or replays), and the
+// finished study asks exactly the points of an uninterrupted run.
 func TestKillDuringSnapshot(t *testing.T) {
-	// Hartmann 6 makes snapshots of a few MB, whose writes last long
-	// enough for the poll below to see their temporary file.
 	budget, kills := 240, 6
 	if testing.Short() {
 		budget, kills = 160, 3
@@ -77,10 +77,13 @@ func TestKillDuringSnapshot(t *testing.T) {
 	want := trialPoints(t, ref, budget)
 
 	path := filepath.Join(dir, "killed.jsonl")
-	tmpGlob := filepath.Join(dir, ".killed.jsonl.snapshot.tmp-*")
+	stopped := filepath.Join(dir, ".killed.jsonl.snapshot.tmp-*.stopped")
 	killed := 0
-	for run := 0; killed < kills && run < 4*kills; run++ {
+	for run := 0; killed < kills && run < 2*kills; run++ {
 		cmd := exec.Command(bkbBin, args(path, run > 0)...)
+		// Each run stops at another write: the first, second or third
+		// chunk of its first save, or its list.
+		cmd.Env = append(os.Environ(), stopSnapshotEnv+"="+strconv.Itoa(1+run%4))
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
@@ -97,12 +100,19 @@ func TestKillDuringSnapshot(t *testing.T) {
 				break poll
 			default:
 			}
-			if m, _ := filepath.Glob(tmpGlob); len(m) > 0 {
+			if m, _ := filepath.Glob(stopped); len(m) > 0 {
+				// The process waits at the write: no race with it.
 				cmd.Process.Signal(syscall.SIGKILL)
+				for _, f := range m {
+					os.Remove(f)
+				}
 				hit = true
 				break
 			}
-			time.Sleep(50 * time.Microsecond)
+			time.Sleep(time.Millisecond)
+		}
+		if !hit {
+			cmd.Process.Signal(syscall.SIGKILL) // at the deadline
 		}
 		<-exited
 		if hit {
@@ -112,7 +122,7 @@ func TestKillDuringSnapshot(t *testing.T) {
 			t.Fatalf("run %d panicked:\n%s", run, stderr.String())
 		}
 		if !hit && cmd.ProcessState.ExitCode() == 0 {
-			break // finished before a snapshot write could be hit
+			break // finished without writing a snapshot
 		}
 	}
 	// Leftover temporary files of killed writes are removed by the next
