@@ -3,7 +3,6 @@ package study
 import (
 	"context"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -88,20 +87,7 @@ func TestCostAwareResume(t *testing.T) {
 		}
 		got := runCosted(t, first, k, eval)
 		forceSnapshot(first)
-		if lost {
-			if err := os.Remove(storage.SnapshotPath(path)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		st2, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		second, err := Load(ctx, st2, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, runCosted(t, second, budget-k, eval)...)
+		got = append(got, runCosted(t, loadAgain(t, path, lost, Options{}), budget-k, eval)...)
 		for i := range want {
 			if !slices.Equal(got[i], want[i]) {
 				t.Fatalf("snapshot lost %v: trial %d asked %v, the uninterrupted run %v", lost, i, got[i], want[i])

@@ -279,19 +279,27 @@ func stopAndLoad(t *testing.T, cfg Config, f func(*Trial) float64, k int, pendin
 	if _, err := os.Stat(storage.SnapshotPath(path)); err != nil {
 		t.Fatalf("no snapshot: %v (notes %q)", err, *notes)
 	}
+	return got, loadAgain(t, path, lost, opts), notes
+}
+
+// loadAgain loads the journal study at path on a new storage handle (the
+// next process), its snapshot first removed when lost.
+func loadAgain(t *testing.T, path string, lost bool, opts Options) *Study {
+	t.Helper()
 	if lost {
 		if err := os.Remove(storage.SnapshotPath(path)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	st2, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
+	st, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if second, err = Load(ctx, st2, "", opts); err != nil {
+	s, err := Load(context.Background(), st, "", opts)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return got, second, notes
+	return s
 }
 
 // forceSnapshot saves s's snapshot now, whatever the saving rule says.
