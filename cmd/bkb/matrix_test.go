@@ -17,6 +17,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/bkb-go/bkb/engine"
 	"github.com/bkb-go/bkb/serve"
@@ -676,6 +679,18 @@ func TestDoorMatrix(t *testing.T) {
 	_, err := exec.LookPath("python3")
 	havePython := err == nil
 	pgURL := os.Getenv("BKB_POSTGRES_URL")
+	if pgURL != "" {
+		// A server that does not answer would make every PostgreSQL row
+		// retry its connection for half a minute a command (minutes of
+		// silence before a timeout): say so at once.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		conn, err := pgx.Connect(ctx, pgURL)
+		cancel()
+		if err != nil {
+			t.Fatalf("BKB_POSTGRES_URL is set but its server does not answer (unset it to leave PostgreSQL out): %v", err)
+		}
+		conn.Close(context.Background())
+	}
 	scs, skipped := drawScenarios(seed, n, havePython, pgURL != "")
 	if only := os.Getenv("BKB_MATRIX_ONLY"); only != "" {
 		// One combination, as a failure names it: policy,kind,space,doorA>doorB,store,interrupt.
