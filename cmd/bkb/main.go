@@ -38,9 +38,23 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/bkb-go/bkb/storage"
 )
+
+// retryNotice says on stderr, in one line with the passwords masked, that
+// a storage cannot reach its server and retries (storage.RetryNotice):
+// a command does not wait half a minute in silence.
+func retryNotice(stderr io.Writer) storage.RetryNotice {
+	return func(what string, err error, retrying time.Duration) {
+		// One line: a connection error of pgx spans several.
+		msg := strings.Join(strings.Fields(fmt.Sprintf("%s: %v", what, err)), " ")
+		fmt.Fprintln(stderr, maskSecrets(fmt.Sprintf("bkb: cannot reach PostgreSQL (%s); retrying for up to %v", msg, retrying)))
+	}
+}
 
 // Exit codes.
 const (
@@ -122,6 +136,7 @@ func oneShotGC(args []string) {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
 	defer recoverPanic(&code, stderr)
 	registerArgSecrets(args)
+	ctx = storage.WithRetryNotice(ctx, retryNotice(stderr))
 	if len(args) == 0 {
 		usage(stderr)
 		return exitUsage

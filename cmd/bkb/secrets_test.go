@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -179,5 +181,19 @@ func TestPasswordMaskedCLI(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("copy created files: %v", entries)
+	}
+}
+
+// TestRetryNoticeLine: the notice of a storage retrying its connection is
+// one line on stderr, with the password of the command's --storage
+// masked, even where the error quotes it.
+func TestRetryNoticeLine(t *testing.T) {
+	registerArgSecrets([]string{"--storage=postgres://bkb:n0tice-pw@db.example:5432/bkb"})
+	var buf bytes.Buffer
+	retryNotice(&buf)("create or migrate the schema", errors.New("failed to connect to `user=bkb password=n0tice-pw`:\n\tdb.example:5432: dial error"), 30*time.Second)
+	got := buf.String()
+	if strings.Count(got, "\n") != 1 || strings.Contains(got, "n0tice-pw") ||
+		!strings.HasPrefix(got, "bkb: cannot reach PostgreSQL (create or migrate the schema: failed to connect") || !strings.HasSuffix(got, "retrying for up to 30s\n") {
+		t.Errorf("notice %q", got)
 	}
 }

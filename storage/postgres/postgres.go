@@ -155,6 +155,18 @@ type permanent struct{ err error }
 func (p permanent) Error() string { return p.err.Error() }
 func (p permanent) Unwrap() error { return p.err }
 
+// connectionError reports whether a retryable error is the server's
+// absence (no PostgreSQL error code: the connection failed; or a server
+// shutting down, starting or full), not the serialization failures and
+// deadlocks of concurrent transactions.
+func connectionError(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code != "40001" && pe.Code != "40P01"
+	}
+	return true
+}
+
 // retryable reports whether err may go away on a new attempt: a
 // serialization failure, a deadlock, a server shutting down or starting,
 // too many connections, or a connection error (no PostgreSQL error code).
@@ -194,6 +206,11 @@ func (s *Store) retry(ctx context.Context, what string, op func() error) error {
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("postgres: %s: %w (gave up after %d attempts in %v)", what, err, attempt, s.opt.RetryTimeout)
+		}
+		if attempt == 1 && connectionError(err) {
+			if f := storage.RetryNoticeFrom(ctx); f != nil {
+				f(what, err, time.Until(deadline).Round(time.Second))
+			}
 		}
 		t := time.NewTimer(wait/2 + rand.N(wait))
 		select {

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -339,8 +340,10 @@ func TestOpenErrors(t *testing.T) {
 	bad := *u
 	bad.User = url.UserPassword(u.User.Username(), "wrong-password")
 	t0 := time.Now()
-	if _, err := postgres.Open(context.Background(), bad.String(), postgres.Options{}); err == nil {
-		t.Error("Open with a wrong password succeeded")
+	noticed := 0 // a wrong password is not retried: nothing to tell
+	ctx := storage.WithRetryNotice(context.Background(), func(string, error, time.Duration) { noticed++ })
+	if _, err := postgres.Open(ctx, bad.String(), postgres.Options{}); err == nil || noticed > 0 {
+		t.Errorf("Open with a wrong password: %v, %d retry notices", err, noticed)
 	} else if d := time.Since(t0); d > 5*time.Second {
 		t.Errorf("Open with a wrong password took %v: %v", d, err)
 	} else {
@@ -475,5 +478,29 @@ func TestRecordsThenUpdate(t *testing.T) {
 		if err := a.DeleteStudy(ctx, "s"); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestRetryNotice: an Open that cannot reach its server tells the
+// context's RetryNotice once, at its first retry, what it was doing, and
+// still returns the error after RetryTimeout. No server is needed: the
+// address is a closed port.
+func TestRetryNotice(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	var calls []string
+	ctx := storage.WithRetryNotice(context.Background(), func(what string, err error, retrying time.Duration) {
+		calls = append(calls, fmt.Sprintf("%s: %v (%v)", what, err, retrying))
+	})
+	if _, err := postgres.Open(ctx, "postgres://u:pw@"+addr+"/db", postgres.Options{RetryTimeout: 300 * time.Millisecond}); err == nil {
+		t.Fatal("Open of a closed port succeeded")
+	}
+	if len(calls) != 1 || !strings.HasPrefix(calls[0], "create or migrate the schema: ") {
+		t.Errorf("notices %q, want one of the schema's creation", calls)
 	}
 }
