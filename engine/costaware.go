@@ -18,10 +18,9 @@ import (
 //	(UCB(x) - m*)_+ / c(x)^alpha,
 //
 // where m* is the best posterior mean at an observed point, c(x) the
-// predicted seconds and alpha the cost cooling of Lee, Eriksson, Perrone
-// and Seeger 2020 ("A Nonmyopic Approach to Cost-Constrained Bayesian
-// Optimization" and its predecessor, Lee et al. 2020, "Cost-aware Bayesian
-// Optimization", CArBO): alpha = (T - t) / (T - init), from 1 after the
+// predicted seconds and alpha the cost cooling of CArBO (Lee, Perrone,
+// Archambeau and Seeger 2020, "Cost-aware Bayesian Optimization"), here
+// counted in trials: alpha = (T - t) / (T - init), from 1 after the
 // initial design down to 0 at the budget T, so that early asks prefer what
 // is cheap and the last ones are the plain policy's. Snoek, Larochelle and
 // Adams 2012 ("Practical Bayesian Optimization of Machine Learning
@@ -38,9 +37,8 @@ const (
 	// costSpread: costs are weighed only while the observed seconds'
 	// 90th percentile is at least this times their 10th. Below it,
 	// evaluations cost about the same and the plain policy asks: a fixed
-	// factor, not tuned (the issue's "when costs vary by more than a set
-	// factor"), so that the timing noise of a cheap objective does not
-	// move the asks.
+	// factor, not tuned, so that the timing noise of a cheap objective
+	// does not move the asks.
 	costSpread = 4.0
 	// costFloor: an evaluation is taken to cost at least 0.1 s, about
 	// what an ask of a long study costs; below it the measured seconds
