@@ -40,7 +40,8 @@ import (
 //
 // go test -short -run TestDoorMatrix ./cmd/bkb runs matrixShort
 // combinations drawn from BKB_MATRIX_SEED (default 1); without -short,
-// matrixFull. BKB_MATRIX_N overrides the count.
+// matrixFull. BKB_MATRIX_N overrides the count; BKB_MATRIX_KIND=K draws
+// combinations of kind K only (a new kind's sweep).
 const (
 	matrixShort = 14
 	matrixFull  = 80
@@ -132,6 +133,9 @@ func drawScenarios(seed uint64, n int, havePython, havePG bool) (out []scenario,
 	for tries := 0; len(out) < n && tries < 200*n; tries++ {
 		s := scenario{pick(matrixPolicies), pick(matrixKinds), pick(matrixSpaces), pick(matrixDoors), pick(matrixDoors),
 			pick(matrixStores), pick(matrixInterrupts)}
+		if k := os.Getenv("BKB_MATRIX_KIND"); k != "" && s.Kind != k {
+			continue
+		}
 		if why := s.valid(havePython, havePG); why != "" {
 			skipped[why]++
 			continue
