@@ -170,12 +170,7 @@ func (r *refiner) costPick(e *Engine, xs [][]float64, vs []float64) (int, error)
 		}
 		r.cost = c
 	}
-	best := math.Inf(-1) // m*: the best posterior mean at an observed point
-	for _, o := range e.succ {
-		if m, _ := r.predict(e.enc[o.arm*e.e : (o.arm+1)*e.e]); m > best {
-			best = m
-		}
-	}
+	best := r.bestObservedMean(e) // m*; NaN makes every u NaN: the plain choice
 	pick, top := 0, math.Inf(-1)
 	for i, x := range xs {
 		u := vs[i] - best

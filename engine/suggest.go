@@ -464,6 +464,18 @@ func (r *refiner) incumbent(e *Engine) []float64 {
 	return best
 }
 
+// bestObservedMean returns the largest posterior mean at an observed point
+// (EI's incumbent value, and m* of a cost-aware ask); NaN if a prediction
+// failed.
+func (r *refiner) bestObservedMean(e *Engine) float64 {
+	best := math.Inf(-1)
+	for _, o := range e.succ {
+		m, _ := r.predict(e.enc[o.arm*e.e : (o.arm+1)*e.e])
+		best = math.Max(best, m)
+	}
+	return best
+}
+
 // acquisition returns the policy's score of a candidate. A point at a
 // pending trial or failed evaluation scores -Inf; near pending trials the
 // variance is GP-BUCB's, conditioned on all of them (pending.go); near a
@@ -504,11 +516,7 @@ func (r *refiner) acquisition(e *Engine, avoid [][]float64, rng *rand.Rand) (acq
 	tm := r.tm
 	var bestMean float64
 	if r.cfg.Policy == "ei" {
-		bestMean = math.Inf(-1)
-		for _, o := range e.succ {
-			m, _ := r.predict(e.enc[o.arm*e.e : (o.arm+1)*e.e])
-			bestMean = math.Max(bestMean, m)
-		}
+		bestMean = r.bestObservedMean(e)
 	}
 	thompson := r.cfg.Policy == "thompson" || r.cfg.Policy == "bkb-thompson"
 	// Version 4 under heavy noise: every other ask maximizes a joint
