@@ -27,11 +27,12 @@ type RegretVariant struct {
 
 // RegretVariants are the optimizers of the regret benchmark
 // (docs/optimizer.md), by name:
-//   - "bkb": the current defaults (version 11: growing candidates, ARD
+//   - "bkb": the current defaults (version 12: growing candidates, ARD
 //     fits, BKB, exploration decaying with the budget, noise handling, the
 //     long-study engine, output warping, local steps, the rules for many
-//     parameters, version 10's two rules for noisy values and a local
-//     posterior late in long studies);
+//     parameters, version 10's two rules for noisy values, a local
+//     posterior late in long studies and asks that do not repeat an
+//     observed configuration);
 //   - "bkb-v4": version 4, the defaults before version 8;
 //   - "bkb-v3": version 3 defaults (BKB's fitted noise floored at 1e-3,
 //     no noise handling);
@@ -52,6 +53,8 @@ type RegretVariant struct {
 //     core under heavy noise; docs/long-studies.md, docs/tuning.md);
 //   - "bkb-v11": version 11 (version 10 with a local posterior late in
 //     long studies; docs/long-studies.md);
+//   - "bkb-v12": version 12 (version 11 whose asks do not repeat an
+//     observed configuration; docs/tuning.md);
 //   - "bkb-matern": "bkb" with the Matern 5/2 ARD kernel instead of RBF;
 //   - "gp-ucb": the current defaults with GP-UCB (exact posterior);
 //   - "ada-bkb": Ada-BKB (bandit.AdaBKB) on the encoded box;
@@ -70,6 +73,7 @@ var RegretVariants = map[string]RegretVariant{
 	"bkb-v9":       {"bkb-v9", func(c *study.Config) { c.Version = 9 }},
 	"bkb-v10":      {"bkb-v10", func(c *study.Config) { c.Version = 10 }},
 	"bkb-v11":      {"bkb-v11", func(c *study.Config) { c.Version = 11 }},
+	"bkb-v12":      {"bkb-v12", func(c *study.Config) { c.Version = 12 }},
 	"bkb-matern":   {"bkb-matern", func(c *study.Config) { c.Kernel.Name = "matern52" }},
 	"gp-ucb":       {"gp-ucb", func(c *study.Config) { c.Policy = "gp-ucb" }},
 	"ada-bkb":      {"ada-bkb", func(c *study.Config) { c.Policy = "ada-bkb" }},

@@ -14,6 +14,12 @@ import (
 	"github.com/bkb-go/bkb/kernel"
 )
 
+// cand is a candidate's encoded point and its acquisition value.
+type cand struct {
+	x []float64
+	v float64
+}
+
 // suggest returns the encoded next point.
 func (r *refiner) suggest(e *Engine) ([]float64, error) {
 	if err := r.sync(e); err != nil {
@@ -54,10 +60,6 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 		inc = r.incumbent(e)
 	}
 
-	type cand struct {
-		x []float64
-		v float64
-	}
 	var cs []cand
 	// The candidates of the pool and of each trust region are scored
 	// together where the posterior allows (scoreBatch): the same floats,
@@ -277,12 +279,39 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 		}
 		slices.SortStableFunc(cs, byScore)
 	}
+	fresh := r.freshAsks(e)
+	if fresh {
+		dropped := r.dropObserved(e, cs)
+		if dropped == dropAll {
+			// Every candidate is an observed configuration: a local
+			// region of a discrete space that the asks have exhausted.
+			// The global set's configurations compete too.
+			if lateAsk || score == nil {
+				for i := 0; i < n; i++ {
+					x := r.global.RawRowView(i)
+					cs = append(cs, cand{x, acq(x)})
+				}
+			} else {
+				means, vars := r.globalPosterior()
+				for i := 0; i < n; i++ {
+					x := r.global.RawRowView(i)
+					cs = append(cs, cand{x, score(x, means[i], vars[i])})
+				}
+			}
+			slices.SortStableFunc(cs, byScore)
+			dropped = r.dropObserved(e, cs)
+		}
+		if dropped != dropNone {
+			slices.SortStableFunc(cs, byScore)
+		}
+	}
 	if len(cs) == 0 || math.IsInf(cs[0].v, -1) || math.IsNaN(cs[0].v) {
 		return nil, fmt.Errorf("study: no candidate has a finite acquisition (every one pending or failed?)")
 	}
 	if branch >= 0 {
+		x := make([]float64, e.p)
 		for _, c := range cs {
-			if !math.IsInf(c.v, -1) && r.cond.BranchOf(branch, c.x) != incBranch {
+			if !math.IsInf(c.v, -1) && r.cond.BranchOf(branch, c.x) != incBranch && !(fresh && e.observedConfig(x, c.x)) {
 				return slices.Clone(c.x), nil
 			}
 		}
@@ -294,8 +323,9 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 		var xs [][]float64
 		var vs []float64
 		var at []int // the index in cs of xs[i]
+		x := make([]float64, e.p)
 		for j, c := range cs[:min(costTop, len(cs))] {
-			if !math.IsInf(c.v, -1) && !math.IsNaN(c.v) {
+			if !math.IsInf(c.v, -1) && !math.IsNaN(c.v) && !(fresh && e.observedConfig(x, c.x)) {
 				xs, vs, at = append(xs, c.x), append(vs, c.v), append(at, j)
 			}
 		}

@@ -116,6 +116,19 @@ type Rules struct {
 	// are local (late.go), so that a late trial's cost stops growing with
 	// t.
 	LateLocal bool `json:"late_local"`
+
+	// Discrete and mixed spaces (docs/tuning.md, "Version 12: no repeated
+	// configurations").
+
+	// FreshAsks: an ask of the growing candidates never returns a
+	// configuration that has a completed evaluation, unless the fitted
+	// noise is heavy (a noise share above noiseShareHeavy, where a repeat
+	// averages the noise) or every candidate has one. On a space of
+	// integers and categories the candidates snap to a finite set, and a
+	// noise-free fit put the UCB's maximizer on an observed configuration
+	// whose value a repeat cannot change: on one k-NN task a run evaluated
+	// its incumbent 30 times in trials 31-60.
+	FreshAsks bool `json:"fresh_asks"`
 }
 
 // versionTable has one row per configuration version, the version's
@@ -149,6 +162,11 @@ var versionTable = []Rules{
 		NoiseRobust: true, SingleObjectiveRules: true, WarpTestAtStart: true,
 		InitCap: true, HighDimNoPolish: true, HighDimFailureTol: true, UnwarpSticky: true, NoisyLegacyCore: true,
 		LateLocal: true},
+	{Version: 12, Refine: true, HorizonBeta: true, WarpByDefault: true, NoiseFloor: true, NoisyExploration: true,
+		DictionaryFromPosterior: true, DropNearDependent: true, Resparsify: true, LocalSteps: true,
+		NoiseRobust: true, SingleObjectiveRules: true, WarpTestAtStart: true,
+		InitCap: true, HighDimNoPolish: true, HighDimFailureTol: true, UnwarpSticky: true, NoisyLegacyCore: true,
+		LateLocal: true, FreshAsks: true},
 }
 
 // VersionRules returns the rules of configuration version v (false for a

@@ -20,8 +20,8 @@ import (
 // goldenStudies are the studies recorded at every configuration version
 // (testdata/golden/vN-NAME.jsonl): Hartmann 3 with BKB, noise-free and
 // with heavy noise (the noise rules of versions 4 and 7), two
-// objectives with a constraint where the version models them, and Levy
-// in 30 dimensions from version 9 on.
+// objectives with a constraint where the version models them, Levy in 30
+// dimensions from version 9 on, and a mixed space from version 12 on.
 var goldenStudies = []struct {
 	name       string
 	minVersion int
@@ -52,6 +52,26 @@ var goldenStudies = []struct {
 		}
 		return Config{Space: sp, Budget: 45, Seed: 6}
 	}, func(_ int, x []float64) Outcome { return Outcome{Value: objectives.Levy(30).Value(x)} }},
+	// Integers and a categorical, a deterministic value with plateaus:
+	// version 12's fresh asks (no repeated configuration).
+	{"mixed", 12, func(Space) Config {
+		sp, err := NewSpace(Int("k", 1, 12), Categorical("w", "a", "b", "c"), Int("p", 1, 4))
+		if err != nil {
+			panic(err)
+		}
+		return Config{Space: sp, Budget: 50, Seed: 7}
+	}, func(_ int, x []float64) Outcome { return Outcome{Value: goldenPlateau(x)} }},
+}
+
+// goldenPlateau is a deterministic value on the mixed golden study's
+// space (k, the index of w, p) with plateaus over ranges of k, as
+// cross-validation errors have.
+func goldenPlateau(x []float64) float64 {
+	v := math.Floor(math.Abs(x[0]-7)/3) * 0.1
+	if x[1] != 1 {
+		v += 0.05
+	}
+	return v + math.Abs(x[2]-2)*0.02
 }
 
 // goldenNoise is a fixed pseudo-random sequence in [-1, 1] (the noise of
