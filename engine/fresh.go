@@ -98,9 +98,9 @@ func (e *Engine) observedConfig(x, u []float64) bool {
 // index in e.succ of each observed configuration's first completed
 // evaluation, and whether a later one of the same configuration was equal
 // to it or differed, in every value it holds. A configuration is the arm
-// e.byX names for it: an arm set may hold one configuration as several
-// arms (space-filling points of a discrete space that snap to one), and
-// e.byX, fixed once the arm set is built, names one of them. A slice by
+// e.byX names for it (configArm): an arm set may hold one configuration as
+// several arms (an arms CSV file's duplicate rows), and e.byX, fixed once
+// the arm set is built, names one of them. A slice by
 // arm, not a map by point: 4 bytes an arm in a study of 100,000 trials.
 func (e *Engine) observe() {
 	if len(e.succ) < e.observedUpTo {
@@ -111,10 +111,7 @@ func (e *Engine) observe() {
 	}
 	for i := e.observedUpTo; i < len(e.succ); i++ {
 		o := &e.succ[i]
-		a, ok := e.byX[PointKey(e.Point(o.arm))]
-		if !ok {
-			a = o.arm
-		}
+		a := e.configArm(o.arm)
 		j := e.firstObs[a]
 		if j < 0 {
 			e.firstObs[a] = int32(i)
@@ -128,4 +125,12 @@ func (e *Engine) observe() {
 		}
 	}
 	e.observedUpTo = len(e.succ)
+}
+
+// configArm returns the arm e.byX names for arm a's configuration.
+func (e *Engine) configArm(a int) int {
+	if c, ok := e.byX[PointKey(e.Point(a))]; ok {
+		return c
+	}
+	return a
 }
