@@ -68,8 +68,8 @@ type Engine struct {
 	pending map[int]int   // trial -> arm of asked, unfinished trials
 	waiting map[int]int   // trial -> arm of enqueued trials not asked yet
 	failed  []int         // arms of failed evaluations
-	// firstObs holds, per arm of a configuration, the index in e.succ of
-	// its first completed evaluation (-1: none) over e.succ[:observedUpTo];
+	// firstObs holds, per arm, the index in e.succ of its first
+	// completed evaluation (-1: none) over e.succ[:observedUpTo];
 	// repeatsEqual and repeatsDiffer say whether a later evaluation of a
 	// configuration was equal to its first or differed (fresh.go).
 	firstObs                    []int32

@@ -97,11 +97,9 @@ func (e *Engine) observedConfig(x, u []float64) bool {
 // e.succ, which only grows (a snapshot's load makes a new engine): the
 // index in e.succ of each observed configuration's first completed
 // evaluation, and whether a later one of the same configuration was equal
-// to it or differed, in every value it holds. A configuration is the arm
-// e.byX names for it (configArm): an arm set may hold one configuration as
-// several arms (an arms CSV file's duplicate rows), and e.byX, fixed once
-// the arm set is built, names one of them. A slice by
-// arm, not a map by point: 4 bytes an arm in a study of 100,000 trials.
+// to it or differed, in every value it holds. An arm is a configuration:
+// the arm set holds each point once (BuildArms, ArmOf). A slice by arm,
+// not a map by point: 4 bytes an arm in a study of 100,000 trials.
 func (e *Engine) observe() {
 	if len(e.succ) < e.observedUpTo {
 		e.firstObs, e.observedUpTo, e.repeatsEqual, e.repeatsDiffer = nil, 0, false, false
@@ -111,10 +109,9 @@ func (e *Engine) observe() {
 	}
 	for i := e.observedUpTo; i < len(e.succ); i++ {
 		o := &e.succ[i]
-		a := e.configArm(o.arm)
-		j := e.firstObs[a]
+		j := e.firstObs[o.arm]
 		if j < 0 {
-			e.firstObs[a] = int32(i)
+			e.firstObs[o.arm] = int32(i)
 			continue
 		}
 		switch first := &e.succ[j]; {
@@ -125,12 +122,4 @@ func (e *Engine) observe() {
 		}
 	}
 	e.observedUpTo = len(e.succ)
-}
-
-// configArm returns the arm e.byX names for arm a's configuration.
-func (e *Engine) configArm(a int) int {
-	if c, ok := e.byX[PointKey(e.Point(a))]; ok {
-		return c
-	}
-	return a
 }

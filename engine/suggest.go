@@ -93,9 +93,23 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 		}
 	}
 	n, _ := r.global.Dims()
-	// The global set's means and variances are kept current by the
-	// posterior (its candidates): O(n m) per observation, not O(n m^2)
-	// per ask.
+	// appendGlobal appends the global space-filling set's candidates,
+	// scored from the means and variances its posterior keeps current
+	// (O(n m) per observation, not O(n m^2) per ask), or by acq.
+	appendGlobal := func(kept bool) {
+		var means, vars []float64
+		if kept {
+			means, vars = r.globalPosterior()
+		}
+		for i := 0; i < n; i++ {
+			x := r.global.RawRowView(i)
+			if kept {
+				cs = append(cs, cand{x, score(x, means[i], vars[i])})
+			} else {
+				cs = append(cs, cand{x, acq(x)})
+			}
+		}
+	}
 	if lateAsk {
 		// No global candidates: the local posterior has no data there.
 	} else if r.sample != nil {
@@ -106,11 +120,7 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 			cs = append(cs, cand{r.global.RawRowView(i), sampleValue(lin[i], res[i], rng)})
 		}
 	} else {
-		means, vars := r.globalPosterior()
-		for i := 0; i < n; i++ {
-			x := r.global.RawRowView(i)
-			cs = append(cs, cand{x, score(x, means[i], vars[i])})
-		}
+		appendGlobal(true)
 	}
 	if seen != nil {
 		for _, c := range cs {
@@ -285,19 +295,10 @@ func (r *refiner) suggest(e *Engine) ([]float64, error) {
 		if dropped == dropAll {
 			// Every candidate is an observed configuration: a local
 			// region of a discrete space that the asks have exhausted.
-			// The global set's configurations compete too.
-			if lateAsk || score == nil {
-				for i := 0; i < n; i++ {
-					x := r.global.RawRowView(i)
-					cs = append(cs, cand{x, acq(x)})
-				}
-			} else {
-				means, vars := r.globalPosterior()
-				for i := 0; i < n; i++ {
-					x := r.global.RawRowView(i)
-					cs = append(cs, cand{x, score(x, means[i], vars[i])})
-				}
-			}
+			// The global set's configurations compete too (scored by acq
+			// in a late ask, whose posterior keeps no global values, and
+			// in a joint sample's ask, which has no score).
+			appendGlobal(!lateAsk && score != nil)
 			slices.SortStableFunc(cs, byScore)
 			dropped = r.dropObserved(e, cs)
 		}
