@@ -50,6 +50,26 @@ func runCosted(t *testing.T, s *Study, n int, eval func(x []float64) (float64, f
 	return xs
 }
 
+// interruptedRun runs a journal study of cfg for k trials of eval, saves
+// its snapshot, and runs the rest of its budget in the next process, which
+// loads it (its snapshot first removed when lost); it returns every asked
+// point.
+func interruptedRun(t *testing.T, cfg Config, k int, lost bool, eval func(x []float64) (float64, float64)) [][]float64 {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	st, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := Create(context.Background(), st, "s", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := runCosted(t, first, k, eval)
+	forceSnapshot(first)
+	return append(got, runCosted(t, loadAgain(t, path, lost, Options{}), cfg.Budget-k, eval)...)
+}
+
 // TestCostAwareResume: a cost-aware study reads the seconds from its
 // records, so a process that loads it (from its snapshot, or replaying
 // every record when the snapshot is lost) asks the uninterrupted run's
@@ -76,18 +96,7 @@ func TestCostAwareResume(t *testing.T) {
 		t.Fatal("the cost-aware run asked the plain policy's points: no cost was weighed")
 	}
 	for _, lost := range []bool{false, true} {
-		path := filepath.Join(t.TempDir(), "s.jsonl")
-		st, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		first, err := Create(ctx, st, "s", cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := runCosted(t, first, k, eval)
-		forceSnapshot(first)
-		got = append(got, runCosted(t, loadAgain(t, path, lost, Options{}), budget-k, eval)...)
+		got := interruptedRun(t, cfg, k, lost, eval)
 		for i := range want {
 			if !slices.Equal(got[i], want[i]) {
 				t.Fatalf("snapshot lost %v: trial %d asked %v, the uninterrupted run %v", lost, i, got[i], want[i])

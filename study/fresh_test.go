@@ -2,7 +2,6 @@ package study
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -49,18 +48,7 @@ func TestFreshAsksResume(t *testing.T) {
 	}
 	cfg := Config{Space: sp, Seed: 7, Budget: budget, Version: 12}
 	for _, lost := range []bool{false, true} {
-		path := filepath.Join(t.TempDir(), "s.jsonl")
-		st, err := storage.OpenJournalStore(path, storage.JournalStoreOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		first, err := Create(ctx, st, "s", cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := runCosted(t, first, k, eval)
-		forceSnapshot(first)
-		got = append(got, runCosted(t, loadAgain(t, path, lost, Options{}), budget-k, eval)...)
+		got := interruptedRun(t, cfg, k, lost, eval)
 		for i := range want {
 			if !slices.Equal(got[i], want[i]) {
 				t.Fatalf("snapshot lost %v: trial %d asked %v, the uninterrupted run %v", lost, i, got[i], want[i])
