@@ -272,6 +272,7 @@ TUNING = TUNING_TASKS + TUNING_HD + COSTLY_TUNING
 # not in either half: problems for diagnosing a result, never for choosing a constant
 DIAGNOSIS_HD = ["levyshift-50", "levyshift-100"]
 HELDOUT = HELDOUT_TASKS + HELDOUT_HD + COSTLY_HELDOUT
+ORDER = TUNING + HELDOUT + DIAGNOSIS_HD  # the order of the problems in tables
 
 
 def space_of(problem):
@@ -467,9 +468,8 @@ def table(rows, ref="bkb"):
         samplers.remove(ref)
         samplers.insert(0, ref)
     peers = [s for s in samplers if s != ref]
-    order = TUNING + HELDOUT + DIAGNOSIS_HD
     for h in ("tuning", "held-out", "diagnosis"):
-        keys = sorted([k for k in by if half(k[0]) == h], key=lambda k: (order.index(k[0]), k[1]))
+        keys = sorted([k for k in by if half(k[0]) == h], key=lambda k: (ORDER.index(k[0]), k[1]))
         if not keys:
             continue
         print("%s half: median best (CV error, or regret on the hd problems) and p of %s against each peer\n" % (h, ref))
@@ -485,7 +485,7 @@ def table(rows, ref="bkb"):
         print("\nobjective CPU seconds summed over each sampler's runs (sampler CPU in parentheses), at the largest T\n")
         print("| problem | " + " | ".join(samplers) + " | bkb / TPE objective CPU |")
         print("|---|" + "---:|" * (len(samplers) + 1))
-        for p in sorted({k[0] for k in keys}, key=order.index):
+        for p in sorted({k[0] for k in keys}, key=ORDER.index):
             c = cpu[p]
             ratio = "%.2f" % (c["bkb"][0] / c["tpe"][0]) if p in SPACES and "bkb" in c and "tpe" in c and c["tpe"][0] > 0 else ""
             print("| %s | %s | %s |" % (p, " | ".join("%.0f (%.0f)" % (c[s][0], c[s][1]) if s in c else "" for s in samplers), ratio))
@@ -502,7 +502,7 @@ def diag(rows):
     by = {}
     for r in rows:
         by.setdefault(r["problem"], {}).setdefault(r["sampler"], []).append(r)
-    for p in sorted(by, key=order.index):
+    for p in sorted(by, key=ORDER.index):
         space = space_of(p)
         cats = [q for q in space if q["type"] == "categorical"]
         print("## %s (%s)\n" % (p, half(p)))
