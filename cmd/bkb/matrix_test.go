@@ -30,7 +30,7 @@ import (
 
 // The door matrix: one invariant over every way a study is reached. A
 // study (a policy, one or several objectives, constraints or a pruner, a
-// continuous or a mixed space) is run in two phases, each through a door
+// continuous, mixed, conditional or discrete space) is run in two phases, each through a door
 // (the command line's ask/tell, the Go library, HTTP, the Python client,
 // bkb worker), on a storage (journal, directory, memory, PostgreSQL), with
 // an interruption between them (a restart, a crash that leaves a trial
@@ -59,7 +59,7 @@ const (
 type scenario struct {
 	Policy    string // bkb, gp-ucb, bbkb, random
 	Kind      string // single, multi, constrained, pruned, costly
-	Space     string // continuous, mixed
+	Space     string // continuous, mixed, conditional, discrete
 	DoorA     string // the first phase's door: cli, go, http, python
 	DoorB     string // the second phase's: cli, go, http, python, worker
 	Store     string // journal, dir, memory, postgres
@@ -73,7 +73,7 @@ func (s scenario) String() string {
 var (
 	matrixPolicies   = []string{"bkb", "gp-ucb", "bbkb", "random"}
 	matrixKinds      = []string{"single", "multi", "constrained", "pruned", "costly"}
-	matrixSpaces     = []string{"continuous", "mixed", "conditional"}
+	matrixSpaces     = []string{"continuous", "mixed", "conditional", "discrete"}
 	matrixDoors      = []string{"cli", "go", "http", "python", "worker"}
 	matrixStores     = []string{"journal", "dir", "memory", "postgres"}
 	matrixInterrupts = []string{"none", "restart", "crash", "extend", "snapmissing", "snapdamaged", "snapstale", "copy"}
@@ -180,6 +180,11 @@ func matrixEval(kind string, x []float64) (value float64, values, cons, curve []
 	}
 	return f1, nil, nil, curve
 }
+
+// matrixDiscreteSpace is the discrete space of the matrix: 6 x 5 x 3 = 90
+// configurations, where a budget of 45-60 trials meets configurations
+// asked before (version 12's fresh asks, TestMatrixDiscreteSpace).
+const matrixDiscreteSpace = `{"params":[{"name":"a","type":"int","low":-2,"high":3},{"name":"b","type":"int","low":0,"high":4},{"name":"c","type":"categorical","choices":["p","q","r"]}]}`
 
 // matrixSeconds is the evaluation time every door tells: for the costly
 // kind (a cost-aware study) 0.25 + (x_1 + 2)^2 seconds, 0.25 to 25.25 s
@@ -617,6 +622,9 @@ func (e *matrixEnv) writeFiles() {
 	if e.sc.Space == "mixed" {
 		space = `{"params":[{"name":"a","type":"float","low":-2,"high":3},{"name":"b","type":"int","low":0,"high":4},{"name":"c","type":"categorical","choices":["p","q","r"]}]}`
 	}
+	if e.sc.Space == "discrete" {
+		space = matrixDiscreteSpace
+	}
 	files := map[string]string{"space.json": space, "matrix_plugin.py": matrixPython, "matrix_driver.py": matrixPythonDriver}
 	if err := os.MkdirAll(filepath.Join(e.dir, "studies"), 0o755); err != nil {
 		e.t.Fatal(err)
@@ -750,4 +758,47 @@ func bitsOf(x []float64) []uint64 {
 		out[i] = math.Float64bits(v)
 	}
 	return out
+}
+
+// TestMatrixDiscreteSpace: on the matrix's discrete space, with its
+// objective and budget, version 11 asks configurations it evaluated before
+// and version 12 (the default the matrix runs) at most one, its test of
+// the noise: so the discrete rows check fresh asks through every door.
+func TestMatrixDiscreteSpace(t *testing.T) {
+	t.Parallel()
+	sp, err := study.ReadSpace(strings.NewReader(matrixDiscreteSpace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	repeats := func(version int) int {
+		s, err := study.Create(context.Background(), storage.NewMemory(), "d", study.Config{Space: sp, Seed: 7, Budget: matrixB0, Version: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen, n := map[string]bool{}, 0
+		for range matrixB0 {
+			tr, err := s.Ask(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := fmt.Sprint(tr.X)
+			if seen[k] {
+				n++
+			}
+			seen[k] = true
+			v, _, _, _ := matrixEval("single", tr.X)
+			if err := s.Tell(context.Background(), tr.Number, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return n
+	}
+	n11, n := repeats(11), repeats(study.CurrentVersion)
+	if n11 <= 1 {
+		t.Errorf("version 11 repeated %d configurations in %d trials: the discrete space does not exercise fresh asks", n11, matrixB0)
+	}
+	if n > 1 {
+		t.Errorf("version %d repeated %d configurations in %d trials", study.CurrentVersion, n, matrixB0)
+	}
+	t.Logf("repeated configurations in %d trials: version 11 %d, version %d %d", matrixB0, n11, study.CurrentVersion, n)
 }
