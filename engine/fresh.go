@@ -15,7 +15,7 @@ import (
 // candidates score lower, as on a plateau of equal cross-validation
 // errors, the maximizer is the incumbent itself: a repeat that tells the
 // model nothing, so the next ask is the same. Versions up to 11 asked a
-// k-NN task's incumbent in 30 of a run's last 30 trials, and repeated 42%
+// k-NN task's incumbent in 26 of a run's last 27 trials, and repeated 42%
 // of all trials on that task and 18% on a random-forest task (10 seeds,
 // 60 trials; Optuna's TPE 15% and 4%). Ax deduplicates its candidates
 // for the same reason, and SMAC never repeats a configuration of a
