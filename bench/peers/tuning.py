@@ -36,6 +36,7 @@ Usage (single-threaded on both sides, alternating samplers within each seed):
         /usr/bin/python3 bench/peers/tuning.py run BKB PROBLEM[,PROBLEM...] SEEDS T1/T2 [SAMPLERS] > out.jsonl
     /usr/bin/python3 bench/peers/tuning.py table out.jsonl [...]
     /usr/bin/python3 bench/peers/tuning.py diag out.jsonl [...]
+    /usr/bin/python3 bench/peers/tuning.py count out.jsonl [...]
 
 BKB is the bkb binary (go build -o bkb ./cmd/bkb). SEEDS is N (1..N) or A-B.
 SAMPLERS (comma-separated, default all) are bkb (defaults: the current
@@ -44,7 +45,8 @@ multivariate=True)), cmaes (CmaEsSampler(seed): categoricals, which it cannot
 model, are sampled by its independent sampler, RandomSampler, as Optuna does
 it with a warning), random (RandomSampler(seed)); bkb-initN (bkb with --init N, a diagnosis,
 not in the default list); bkb-policy-NAME (bkb with --policy NAME, a diagnosis, not in the
-default list); bkb-vN (bkb with --config-version N, not in the default list). Each run prints one JSON
+default list); bkb-vN (bkb with --config-version N, not in the default list); bkb-flags:F1:F2:... (bkb
+with the flags F1 F2 ..., a diagnosis, not in the default list). Each run prints one JSON
 line: sampler, problem, seed, the best value at each checkpoint, the sampler's
 CPU seconds (bkb: the bkb process; Optuna: this process less the objective),
 the objective's CPU seconds, and every trial (parameters, value, CPU seconds)
@@ -53,7 +55,12 @@ sampler, the two-sided Mann-Whitney p of bkb against each peer
 (scipy.stats.mannwhitneyu; `table --ref SAMPLER FILES...` compares SAMPLER,
 e.g. bkb-v9, against the others instead) and each sampler's total objective CPU over its
 runs. `diag` prints how each sampler spent its trials on the categoricals and
-on costly configurations.
+on costly configurations. `count` prints, per half, on how many rows (problem
+and checkpoint) each sampler's median best is the lowest of all samplers (a
+tie counts for each sampler in it), and how far that count is from chance: a
+bootstrap that redraws the seeds (one draw for every sampler and row of a
+half, among the seeds all of them have; B = 2000, fixed seed) gives each sampler's mean count and the share of draws
+in which it is the lowest on at least 2/3 of the rows.
 """
 import json
 import math
@@ -409,6 +416,8 @@ def main():
                         trials, cpu, obj = run_bkb(bkb, problem, seed, T)
                     elif s == "bkb-cost":  # bkb with cost-aware asks (--cost-aware)
                         trials, cpu, obj = run_bkb(bkb, problem, seed, T, ("--cost-aware",))
+                    elif s.startswith("bkb-flags:"):  # a diagnosis: bkb with these flags (bkb-flags:--fit:scalar)
+                        trials, cpu, obj = run_bkb(bkb, problem, seed, T, tuple(s[len("bkb-flags:"):].split(":")))
                     elif s.startswith("bkb-init"):  # a diagnosis: bkb with another initial design size
                         trials, cpu, obj = run_bkb(bkb, problem, seed, T, ("--init", s[len("bkb-init"):]))
                     elif s.startswith("bkb-policy-"):  # a diagnosis: bkb with another policy
@@ -438,6 +447,8 @@ def main():
         return table(rows, ref)
     if cmd == "diag":
         return diag(rows)
+    if cmd == "count":
+        return count(rows)
     sys.exit(__doc__)
 
 
@@ -489,6 +500,51 @@ def table(rows, ref="bkb"):
             c = cpu[p]
             ratio = "%.2f" % (c["bkb"][0] / c["tpe"][0]) if p in SPACES and "bkb" in c and "tpe" in c and c["tpe"][0] > 0 else ""
             print("| %s | %s | %s |" % (p, " | ".join("%.0f (%.0f)" % (c[s][0], c[s][1]) if s in c else "" for s in samplers), ratio))
+        print()
+
+
+def count(rows, boot=2000):
+    """Rows where each sampler's median is the lowest, observed and under a
+    paired bootstrap of the seeds (see the module's docstring)."""
+    import random
+    import statistics
+    by = {}
+    for r in rows:
+        for t, v in r["best"].items():
+            by.setdefault((r["problem"], int(t)), {}).setdefault(r["sampler"], {})[r["seed"]] = v
+    for h in ("tuning", "held-out", "diagnosis"):
+        keys = sorted([k for k in by if half(k[0]) == h], key=lambda k: (ORDER.index(k[0]), k[1]))
+        if not keys:
+            continue
+        samplers = sorted({s for k in keys for s in by[k]}, key=lambda s: (SAMPLERS.index(s) if s in SAMPLERS else len(SAMPLERS), s))
+        need = math.ceil(2 * len(keys) / 3)
+        # The seeds every sampler has on every row: a draw picks among them, one draw for all the
+        # rows, so that a run read at two checkpoints, and a sampler beside its peers, stay paired.
+        common = sorted(set.intersection(*(set(v) for k in keys for v in by[k].values())))
+
+        def lowest(meds):
+            return {s: sum(1 for k in keys if s in meds[k] and meds[k][s] <= min(meds[k].values())) for s in samplers}
+
+        if not common:
+            print("%s half: no seed that every sampler has on every row; no bootstrap\n" % h)
+            continue
+        observed = lowest({k: {s: statistics.median(v.values()) for s, v in by[k].items()} for k in keys})
+        rng = random.Random(1)
+        total = {s: 0 for s in samplers}
+        hits = {s: 0 for s in samplers}
+        for _ in range(boot):
+            draw = [rng.choice(common) for _ in common]
+            meds = {k: {s: statistics.median(v[i] for i in draw) for s, v in by[k].items()} for k in keys}
+            c = lowest(meds)
+            for s in samplers:
+                total[s] += c[s]
+                hits[s] += c[s] >= need
+        print("%s half: rows (of %d) where each sampler's median best is the lowest, ties counting for each; "
+              "paired bootstrap of %d seeds, B = %d\n" % (h, len(keys), len(common), boot))
+        print("| sampler | lowest | mean over the draws | draws lowest on at least %d of %d rows |" % (need, len(keys)))
+        print("|---|---:|---:|---:|")
+        for s in samplers:
+            print("| %s | %d | %.2f | %.3f |" % (s, observed[s], total[s] / boot, hits[s] / boot))
         print()
 
 
