@@ -45,8 +45,8 @@ multivariate=True)), cmaes (CmaEsSampler(seed): categoricals, which it cannot
 model, are sampled by its independent sampler, RandomSampler, as Optuna does
 it with a warning), random (RandomSampler(seed)); bkb-initN (bkb with --init N, a diagnosis,
 not in the default list); bkb-policy-NAME (bkb with --policy NAME, a diagnosis, not in the
-default list); bkb-vN (bkb with --config-version N, not in the default list); bkb-flags:F1:F2:... (bkb
-with the flags F1 F2 ..., a diagnosis, not in the default list). Each run prints one JSON
+default list); bkb-vN (bkb with --config-version N, not in the default list); bkb-flags:FLAGS (bkb
+with FLAGS, split at spaces, e.g. "bkb-flags:--fit scalar"; a diagnosis, not in the default list). Each run prints one JSON
 line: sampler, problem, seed, the best value at each checkpoint, the sampler's
 CPU seconds (bkb: the bkb process; Optuna: this process less the objective),
 the objective's CPU seconds, and every trial (parameters, value, CPU seconds)
@@ -416,8 +416,8 @@ def main():
                         trials, cpu, obj = run_bkb(bkb, problem, seed, T)
                     elif s == "bkb-cost":  # bkb with cost-aware asks (--cost-aware)
                         trials, cpu, obj = run_bkb(bkb, problem, seed, T, ("--cost-aware",))
-                    elif s.startswith("bkb-flags:"):  # a diagnosis: bkb with these flags (bkb-flags:--fit:scalar)
-                        trials, cpu, obj = run_bkb(bkb, problem, seed, T, tuple(s[len("bkb-flags:"):].split(":")))
+                    elif s.startswith("bkb-flags:"):  # a diagnosis: bkb with these flags ("bkb-flags:--fit scalar")
+                        trials, cpu, obj = run_bkb(bkb, problem, seed, T, tuple(s[len("bkb-flags:"):].split()))
                     elif s.startswith("bkb-init"):  # a diagnosis: bkb with another initial design size
                         trials, cpu, obj = run_bkb(bkb, problem, seed, T, ("--init", s[len("bkb-init"):]))
                     elif s.startswith("bkb-policy-"):  # a diagnosis: bkb with another policy
