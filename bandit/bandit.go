@@ -295,6 +295,7 @@ type GP struct {
 	count   []int
 	lz      *lazyState // non-nil with Options.Lazy
 	reads   int64      // rows read by full-scan passes
+	fresh   bool       // within AskFresh: told arms are left out
 }
 
 func newGP(name string, arms *mat.Dense, opt Options, useDTC bool, score Score) (*GP, error) {
@@ -502,6 +503,9 @@ func (p *GP) Ask() (int, error) {
 		for _, a := range p.pending {
 			p.scores[a] = math.Inf(-1)
 		}
+		if p.fresh {
+			skipTold(p.scores, p.told)
+		}
 		arm = acquisition.Argmax(p.scores)
 		if arm < 0 {
 			return -1, errors.New("bandit: every score is NaN")
@@ -560,6 +564,10 @@ func (p *GP) Tell(arm int, y float64) error {
 type Random struct {
 	rng  *rand.Rand
 	arms int
+	// told marks the arms with a told reward (nTold of them), for
+	// AskFresh.
+	told  []bool
+	nTold int
 }
 
 // NewRandom returns random search over n arms.
@@ -567,14 +575,23 @@ func NewRandom(n int, seed uint64) (*Random, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("bandit: empty arm set (%d arms)", n)
 	}
-	return &Random{rng: rand.New(rand.NewPCG(seed, 0x72_6e_64)), arms: n}, nil
+	return &Random{rng: rand.New(rand.NewPCG(seed, 0x72_6e_64)), arms: n, told: make([]bool, n)}, nil
 }
 
 // Ask returns a uniformly random arm.
 func (r *Random) Ask() (int, error) { return r.rng.IntN(r.arms), nil }
 
-// Tell checks the reward and otherwise ignores it.
-func (r *Random) Tell(arm int, y float64) error { return checkReward(arm, r.arms, y) }
+// Tell checks the reward and marks arm told (for AskFresh).
+func (r *Random) Tell(arm int, y float64) error {
+	if err := checkReward(arm, r.arms, y); err != nil {
+		return err
+	}
+	if !r.told[arm] {
+		r.told[arm] = true
+		r.nTold++
+	}
+	return nil
+}
 
 // Name returns "random".
 func (r *Random) Name() string { return "random" }

@@ -157,6 +157,7 @@ type toldObs struct {
 // BBKB is not safe for concurrent use: a caller with several workers
 // serialises Ask and Tell.
 type BBKB struct {
+	fresh  bool // within AskFresh: a batch opened leaves out the told arms
 	opt    BBKBOptions
 	arms   *mat.Dense
 	n      int

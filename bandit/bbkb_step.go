@@ -23,6 +23,7 @@ func (p *BBKB) Ask() (int, error) {
 		if err := p.lazyStartBatch(); err != nil {
 			return -1, err
 		}
+		p.skipToldAtStart()
 		var err error
 		if p.dtc.Len() == 0 {
 			arm = p.rng.IntN(p.n)
@@ -38,6 +39,7 @@ func (p *BBKB) Ask() (int, error) {
 		}
 	case len(p.batch) == 0:
 		p.startBatch()
+		p.skipToldAtStart()
 		if p.dtc.Len() == 0 {
 			arm = p.rng.IntN(p.n)
 		} else {
@@ -77,6 +79,10 @@ func (p *BBKB) Ask() (int, error) {
 		p.closed = true
 	} else if err := p.afterChoice(arm); err != nil {
 		return -1, err
+	} else if p.fresh {
+		// A fresh batch holds an arm once (Options.Distinct's rule): it
+		// is told, or pending, before the batch ends.
+		p.ucb[arm] = math.Inf(-1)
 	}
 	return arm, nil
 }

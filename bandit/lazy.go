@@ -358,7 +358,7 @@ func (p *GP) lazyAsk() (int, error) {
 	}
 	best, bestArm := math.Inf(-1), -1
 	for w, s := range L.scores {
-		if a := L.warm[w]; better(s, a, best, bestArm) && !math.IsInf(s, -1) {
+		if a := L.warm[w]; better(s, a, best, bestArm) && !math.IsInf(s, -1) && !(p.fresh && p.told(a)) {
 			best, bestArm = s, a
 		}
 	}
@@ -385,11 +385,16 @@ func (p *GP) lazyAsk() (int, error) {
 			}
 		}
 		for w := first; w < len(L.warm); w++ {
-			if s, a := L.scores[w], L.warm[w]; better(s, a, best, bestArm) && !math.IsInf(s, -1) {
+			if s, a := L.scores[w], L.warm[w]; better(s, a, best, bestArm) && !math.IsInf(s, -1) && !(p.fresh && p.told(a)) {
 				best, bestArm = s, a
 			}
 		}
 		chunk *= 2
+	}
+	if bestArm < 0 && p.fresh {
+		// Every arm left to ask has a told reward: Ask's choice.
+		p.fresh = false
+		return p.lazyAsk()
 	}
 	if bestArm < 0 {
 		if math.IsInf(best, -1) {
