@@ -27,7 +27,7 @@ type RegretVariant struct {
 
 // RegretVariants are the optimizers of the regret benchmark
 // (docs/optimizer.md), by name:
-//   - "bkb": the current defaults (version 12: growing candidates, ARD
+//   - "bkb": the current defaults (version 13: growing candidates, ARD
 //     fits, BKB, exploration decaying with the budget, noise handling, the
 //     long-study engine, output warping, local steps, the rules for many
 //     parameters, version 10's two rules for noisy values, a local
@@ -55,6 +55,8 @@ type RegretVariant struct {
 //     long studies; docs/long-studies.md);
 //   - "bkb-v12": version 12 (version 11 whose asks do not repeat an
 //     observed configuration; docs/tuning.md);
+//   - "bkb-v13": version 13 (version 12 whose asks of a fixed arm set do
+//     not repeat an evaluated arm either; docs/versions.md);
 //   - "bkb-matern": "bkb" with the Matern 5/2 ARD kernel instead of RBF;
 //   - "gp-ucb": the current defaults with GP-UCB (exact posterior);
 //   - "ada-bkb": Ada-BKB (bandit.AdaBKB) on the encoded box;
@@ -74,6 +76,7 @@ var RegretVariants = map[string]RegretVariant{
 	"bkb-v10":      {"bkb-v10", func(c *study.Config) { c.Version = 10 }},
 	"bkb-v11":      {"bkb-v11", func(c *study.Config) { c.Version = 11 }},
 	"bkb-v12":      {"bkb-v12", func(c *study.Config) { c.Version = 12 }},
+	"bkb-v13":      {"bkb-v13", func(c *study.Config) { c.Version = 13 }},
 	"bkb-matern":   {"bkb-matern", func(c *study.Config) { c.Kernel.Name = "matern52" }},
 	"gp-ucb":       {"gp-ucb", func(c *study.Config) { c.Policy = "gp-ucb" }},
 	"ada-bkb":      {"ada-bkb", func(c *study.Config) { c.Policy = "ada-bkb" }},

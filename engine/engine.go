@@ -228,6 +228,9 @@ func (e *Engine) Suggest() (int, error) {
 		return -1, err
 	}
 	e.rule = "policy " + e.cfg.Policy
+	if f, ok := e.policy.(bandit.FreshAsker); ok && e.freshArms() {
+		return f.AskFresh() // version 13 (fresh.go)
+	}
 	return e.policy.Ask()
 }
 

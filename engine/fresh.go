@@ -20,7 +20,9 @@ import (
 // 60 trials; Optuna's TPE 15% and 4%). Ax deduplicates its candidates
 // for the same reason, and SMAC never repeats a configuration of a
 // deterministic objective. Under heavy noise a repeat averages the noise,
-// and the rule stands aside.
+// and the rule stands aside. Version 13 applies the same rule to a fixed
+// candidate set (Rules.FreshArms), through the policy's AskFresh
+// (bandit.FreshAsker).
 
 // freshAsks reports whether this ask leaves out observed configurations.
 // The records decide where they can: once a configuration's two completed
@@ -35,6 +37,29 @@ func (r *refiner) freshAsks(e *Engine) bool {
 	if !r.cfg.rules().FreshAsks {
 		return false
 	}
+	rho, fitted := r.noiseShare()
+	return e.refusesRepeats(rho, fitted)
+}
+
+// freshArms reports whether an ask of a fixed candidate set leaves out
+// the observed arms (version 13's FreshArms), by the records and the fit
+// as freshAsks does.
+func (e *Engine) freshArms() bool {
+	if !e.cfg.rules().FreshArms {
+		return false
+	}
+	var rho float64
+	fitted := false
+	if e.hp != nil {
+		rho, fitted = noiseShareOf(e.hp.NoiseVariance, e.hp.SignalVariance)
+	}
+	return e.refusesRepeats(rho, fitted)
+}
+
+// refusesRepeats is the records' and the fit's verdict on repeats (see
+// freshAsks): the fit's noise share rho counts only while no configuration
+// has two completed evaluations.
+func (e *Engine) refusesRepeats(rho float64, fitted bool) bool {
 	e.observe()
 	switch {
 	case e.repeatsDiffer:
@@ -42,7 +67,6 @@ func (r *refiner) freshAsks(e *Engine) bool {
 	case e.repeatsEqual:
 		return true
 	}
-	rho, fitted := r.noiseShare()
 	return !fitted || rho <= noiseShareHeavy
 }
 

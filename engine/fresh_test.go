@@ -191,3 +191,116 @@ func TestFreshAsksContinuous(t *testing.T) {
 		}
 	}
 }
+
+// fixedRun runs a study of version v on 64 fixed Sobol arms of a 2-d box
+// with policy for budget trials of a deterministic function and returns
+// the asked arms.
+func fixedRun(t *testing.T, version int, policy string, budget, arms int) ([]int, *testStudy) {
+	t.Helper()
+	sp, err := space.NewSpace(space.Float("x", -2, 2), space.Float("y", -1, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := newTestStudy(Config{Space: sp, Budget: budget, Seed: 4, Version: version, Policy: policy,
+		Candidates: CandidatesFixed, Arms: Arms{Kind: "sobol", N: arms}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked []int
+	err = s.Optimize(func(tr *testTrial) (float64, error) {
+		asked = append(asked, tr.Arm)
+		x, y := tr.X[0], tr.X[1]
+		return (x-0.3)*(x-0.3) + (y-1)*(y-1) + 0.1*math.Sin(5*x), nil
+	}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return asked, s
+}
+
+// TestFreshArms: on a fixed candidate set, version 13 asks 40 distinct
+// arms of 64 in 40 trials on a deterministic objective, with every
+// policy, and asks version 12's arms up to the first that version 12
+// asks again (counted by brute force over the asked arms). Version 12
+// must repeat, or the second part would pass vacuously.
+func TestFreshArms(t *testing.T) {
+	t.Parallel()
+	repeated := 0
+	for _, policy := range []string{"bkb", "gp-ucb", "thompson", "ei", "bbkb", "random"} {
+		a13, _ := fixedRun(t, 13, policy, 40, 64)
+		a12, _ := fixedRun(t, 12, policy, 40, 64)
+		seen := map[int]bool{}
+		for i, a := range a13 {
+			if seen[a] {
+				t.Errorf("%s: trial %d asks arm %d again (version 13)", policy, i, a)
+			}
+			seen[a] = true
+		}
+		seen = map[int]bool{}
+		for i, a := range a12 {
+			if seen[a] {
+				repeated++
+				break
+			}
+			if a13[i] != a {
+				t.Errorf("%s: trial %d: version 13 asks arm %d, version 12 arm %d (not a repeat)", policy, i, a13[i], a)
+				break
+			}
+			seen[a] = true
+		}
+	}
+	if repeated == 0 {
+		t.Fatal("version 12 repeated no arm with any policy: the problem does not exercise fresh arms")
+	}
+}
+
+// TestFreshArmsExhausted: 16 arms and 30 trials ask every arm in the first
+// 17 trials (one repeat may be the test of the noise, freshAsks), then
+// repeat without an error.
+func TestFreshArmsExhausted(t *testing.T) {
+	t.Parallel()
+	asked, s := fixedRun(t, 13, "bkb", 30, 16)
+	if len(asked) != 30 {
+		t.Fatalf("%d asks, want 30", len(asked))
+	}
+	first := map[int]bool{}
+	for _, a := range asked[:17] {
+		first[a] = true
+	}
+	if len(first) != 16 {
+		t.Errorf("%d distinct arms of 16 in the first 17 trials", len(first))
+	}
+	if !s.eng.repeatsEqual || s.eng.repeatsDiffer {
+		t.Errorf("after the repeats, repeatsEqual %v and repeatsDiffer %v; want true, false", s.eng.repeatsEqual, s.eng.repeatsDiffer)
+	}
+}
+
+// TestFreshArmsReadTheRecords: on a fixed set as on growing candidates, an
+// evaluation of an arm that differs from its first marks the objective
+// noisy, and repeats are asked again; an equal one marks it deterministic.
+func TestFreshArmsReadTheRecords(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		delta     float64
+		wantFresh bool
+	}{
+		{"equal", 0, true},
+		{"differ", 1e-9, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, s := fixedRun(t, 13, "bkb", 20, 64)
+			if s.eng.repeatsDiffer {
+				t.Fatal("a deterministic objective's records read as noisy")
+			}
+			s.cfg.Budget = 0
+			x := s.xs[3]
+			v := (x[0]-0.3)*(x[0]-0.3) + (x[1]-1)*(x[1]-1) + 0.1*math.Sin(5*x[0])
+			tellAgain(t, s, 3, v+tc.delta)
+			if got := s.eng.freshArms(); got != tc.wantFresh {
+				t.Errorf("freshArms %v, want %v", got, tc.wantFresh)
+			}
+		})
+	}
+}

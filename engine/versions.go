@@ -129,6 +129,13 @@ type Rules struct {
 	// whose value a repeat cannot change: on one k-NN task a run evaluated
 	// its incumbent 30 times in trials 31-60.
 	FreshAsks bool `json:"fresh_asks"`
+	// FreshArms: the same rule on a fixed candidate set (Candidates
+	// fixed: arms files, grids, --candidates fixed), through the
+	// policies' AskFresh (bandit.FreshAsker). Version 12 left the fixed
+	// sets to the bandit's Ask, and on a deterministic objective a UCB
+	// policy sure of its best arm asks it again: GP-UCB and BKB on 512
+	// Sobol arms of Branin repeated 121-123 of 150 asks.
+	FreshArms bool `json:"fresh_arms"`
 }
 
 // versionTable has one row per configuration version, the version's
@@ -167,6 +174,11 @@ var versionTable = []Rules{
 		NoiseRobust: true, SingleObjectiveRules: true, WarpTestAtStart: true,
 		InitCap: true, HighDimNoPolish: true, HighDimFailureTol: true, UnwarpSticky: true, NoisyLegacyCore: true,
 		LateLocal: true, FreshAsks: true},
+	{Version: 13, Refine: true, HorizonBeta: true, WarpByDefault: true, NoiseFloor: true, NoisyExploration: true,
+		DictionaryFromPosterior: true, DropNearDependent: true, Resparsify: true, LocalSteps: true,
+		NoiseRobust: true, SingleObjectiveRules: true, WarpTestAtStart: true,
+		InitCap: true, HighDimNoPolish: true, HighDimFailureTol: true, UnwarpSticky: true, NoisyLegacyCore: true,
+		LateLocal: true, FreshAsks: true, FreshArms: true},
 }
 
 // VersionRules returns the rules of configuration version v (false for a

@@ -21,7 +21,8 @@ import (
 // (testdata/golden/vN-NAME.jsonl): Hartmann 3 with BKB, noise-free and
 // with heavy noise (the noise rules of versions 4 and 7), two
 // objectives with a constraint where the version models them, Levy in 30
-// dimensions from version 9 on, and a mixed space from version 12 on.
+// dimensions from version 9 on, a mixed space from version 12 on and a
+// fixed arm set from version 13 on.
 var goldenStudies = []struct {
 	name       string
 	minVersion int
@@ -61,6 +62,11 @@ var goldenStudies = []struct {
 		}
 		return Config{Space: sp, Budget: 50, Seed: 7}
 	}, func(_ int, x []float64) Outcome { return Outcome{Value: goldenPlateau(x)} }},
+	// A fixed arm set: version 13's fresh asks there (version 12's BKB
+	// asks its best arm again once sure of it).
+	{"arms", 13, func(sp Space) Config {
+		return Config{Space: sp, Budget: 60, Seed: 8, Candidates: CandidatesFixed, Arms: Arms{Kind: "sobol", N: 128}}
+	}, func(_ int, x []float64) Outcome { return Outcome{Value: objectives.Hartmann3().Value(x)} }},
 }
 
 // goldenPlateau is a deterministic value on the mixed golden study's

@@ -40,6 +40,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	qbar := fs.Float64("qbar", 2, "BKB oversampling parameter")
 	incremental := fs.Bool("incremental", false, "BKB: incremental dictionary resampling")
 	initN := fs.Int("init", 0, "initial random design size (default max(5, 2d), d the number of parameters)")
+	configVersion := fs.Int("config-version", 0, fmt.Sprintf("configuration version of the runs, 1 to %d (default %d; 12 for the bandit's repeats of an evaluated arm, which version 13 leaves out on a noise-free objective)", study.LatestVersion, study.CurrentVersion))
 	jobs := fs.IntP("jobs", "j", runtime.NumCPU(), "runs in parallel")
 	csvPath := fs.String("csv", "", "write the table as CSV to this file")
 	mdPath := fs.String("markdown", "", "write the table as Markdown to this file")
@@ -193,7 +194,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		for _, p := range *policies {
 			cfg := study.Config{Space: space, Arms: study.Arms{Kind: "random", N: *nArms}, Candidates: study.CandidatesFixed,
 				Kernel: study.Kernel{Name: *kern, LengthScale: *ls}, Lambda: *lambda, Qbar: *qbar, Beta: *beta,
-				Incremental: *incremental, Budget: *budget, Init: *initN, Policy: p, Seed: 1}
+				Incremental: *incremental, Budget: *budget, Init: *initN, Policy: p, Seed: 1, Version: *configVersion}
 			if err := cfg.Normalize(); err != nil {
 				return usageError{trimPkg(err)}
 			}
@@ -425,7 +426,7 @@ var (
 		"scale": {"scale-arms", "scale-t", "scale-variants", "scale-budget", "length-scale", "markdown"},
 	}
 	benchGridFlags = []string{"policies", "objectives", "seeds", "arms", "budget", "noise", "kernel", "length-scale", "lambda", "beta",
-		"qbar", "incremental", "init", "jobs", "csv", "markdown", "plot"}
+		"qbar", "incremental", "init", "config-version", "jobs", "csv", "markdown", "plot"}
 )
 
 // checkBenchFlags refuses two benchmarks at once and a flag the chosen

@@ -30,7 +30,7 @@ import (
 
 // The door matrix: one invariant over every way a study is reached. A
 // study (a policy, one or several objectives, constraints or a pruner, a
-// continuous, mixed, conditional or discrete space) is run in two phases, each through a door
+// continuous, mixed, conditional or discrete space, or a fixed arm set) is run in two phases, each through a door
 // (the command line's ask/tell, the Go library, HTTP, the Python client,
 // bkb worker), on a storage (journal, directory, memory, PostgreSQL), with
 // an interruption between them (a restart, a crash that leaves a trial
@@ -41,7 +41,8 @@ import (
 // go test -short -run TestDoorMatrix ./cmd/bkb runs matrixShort
 // combinations drawn from BKB_MATRIX_SEED (default 1); without -short,
 // matrixFull. BKB_MATRIX_N overrides the count; BKB_MATRIX_KIND=K draws
-// combinations of kind K only (a new kind's sweep).
+// combinations of kind K only, BKB_MATRIX_SPACE=S of space S only (a new
+// kind's or space's sweep).
 const (
 	matrixShort = 14
 	matrixFull  = 80
@@ -59,7 +60,7 @@ const (
 type scenario struct {
 	Policy    string // bkb, gp-ucb, bbkb, random
 	Kind      string // single, multi, constrained, pruned, costly
-	Space     string // continuous, mixed, conditional, discrete
+	Space     string // continuous, mixed, conditional, discrete, arms
 	DoorA     string // the first phase's door: cli, go, http, python
 	DoorB     string // the second phase's: cli, go, http, python, worker
 	Store     string // journal, dir, memory, postgres
@@ -73,7 +74,7 @@ func (s scenario) String() string {
 var (
 	matrixPolicies   = []string{"bkb", "gp-ucb", "bbkb", "random"}
 	matrixKinds      = []string{"single", "multi", "constrained", "pruned", "costly"}
-	matrixSpaces     = []string{"continuous", "mixed", "conditional", "discrete"}
+	matrixSpaces     = []string{"continuous", "mixed", "conditional", "discrete", "arms"}
 	matrixDoors      = []string{"cli", "go", "http", "python", "worker"}
 	matrixStores     = []string{"journal", "dir", "memory", "postgres"}
 	matrixInterrupts = []string{"none", "restart", "crash", "extend", "snapmissing", "snapdamaged", "snapstale", "copy"}
@@ -104,6 +105,10 @@ func (s scenario) valid(havePython, havePG bool) string {
 		return "a server on one journal file cannot create a study (create it with the command line)"
 	case s.Kind == "costly" && s.Policy != "bkb" && s.Policy != "gp-ucb":
 		return "cost-aware asks are bkb's and gp-ucb's"
+	case s.Space == "arms" && (s.Kind == "multi" || s.Kind == "constrained") && s.Policy != "random":
+		return "constraints and several objectives are modelled on growing candidates (or by random search), not on a fixed arm set"
+	case s.Space == "arms" && s.Kind == "costly":
+		return "cost-aware asks weigh growing candidates, not a fixed arm set"
 	case s.Kind == "costly" && s.DoorB == "worker":
 		return "bkb worker times its plugin: a cost-aware study's asks then follow the machine's timing"
 	case s.Interrupt == "extend" && s.DoorB == "worker":
@@ -134,6 +139,9 @@ func drawScenarios(seed uint64, n int, havePython, havePG bool) (out []scenario,
 		s := scenario{pick(matrixPolicies), pick(matrixKinds), pick(matrixSpaces), pick(matrixDoors), pick(matrixDoors),
 			pick(matrixStores), pick(matrixInterrupts)}
 		if k := os.Getenv("BKB_MATRIX_KIND"); k != "" && s.Kind != k {
+			continue
+		}
+		if k := os.Getenv("BKB_MATRIX_SPACE"); k != "" && s.Space != k {
 			continue
 		}
 		if why := s.valid(havePython, havePG); why != "" {
@@ -180,6 +188,11 @@ func matrixEval(kind string, x []float64) (value float64, values, cons, curve []
 	}
 	return f1, nil, nil, curve
 }
+
+// matrixArms is the size of the fixed arm set of the matrix's arms space
+// (the continuous space's box, candidates fixed): more than the budget,
+// so that fresh asks never run out (version 13, TestMatrixArmsSpace).
+const matrixArms = 64
 
 // matrixDiscreteSpace is the discrete space of the matrix: 6 x 5 x 3 = 90
 // configurations, where a budget of 45-60 trials meets configurations
@@ -288,6 +301,9 @@ func (e *matrixEnv) cliConfig() []string {
 		args = append(args, "--pruner", "median")
 	case "costly":
 		args = append(args, "--cost-aware")
+	}
+	if e.sc.Space == "arms" {
+		args = append(args, "--candidates", "fixed", "--arms", "sobol", "-n", strconv.Itoa(matrixArms))
 	}
 	return args
 }
@@ -654,6 +670,9 @@ func (e *matrixEnv) config() study.Config {
 	case "costly":
 		cfg.CostAware = true
 	}
+	if e.sc.Space == "arms" {
+		cfg.Candidates, cfg.Arms = study.CandidatesFixed, study.Arms{Kind: "sobol", N: matrixArms}
+	}
 	return cfg
 }
 
@@ -760,9 +779,56 @@ func bitsOf(x []float64) []uint64 {
 	return out
 }
 
+// TestMatrixArmsSpace: on the matrix's fixed arm set (64 Sobol arms of the
+// continuous space's box), with its objective and budget, version 12 asks
+// arms it evaluated before and the current version at most one, its test
+// of the noise: so the arms rows check fresh asks on a fixed set (version
+// 13) through every door.
+func TestMatrixArmsSpace(t *testing.T) {
+	t.Parallel()
+	sp, err := study.Box([]string{"a", "b"}, []float64{-2, 0}, []float64{3, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repeats := func(version int, policy string) int {
+		s, err := study.Create(context.Background(), storage.NewMemory(), "a", study.Config{Space: sp, Seed: 7, Budget: matrixB0, Version: version,
+			Policy: policy, Candidates: study.CandidatesFixed, Arms: study.Arms{Kind: "sobol", N: matrixArms}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen, n := map[string]bool{}, 0
+		for range matrixB0 {
+			tr, err := s.Ask(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := fmt.Sprint(tr.X)
+			if seen[k] {
+				n++
+			}
+			seen[k] = true
+			v, _, _, _ := matrixEval("single", tr.X)
+			if err := s.Tell(context.Background(), tr.Number, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return n
+	}
+	for _, policy := range []string{"bkb", "gp-ucb", "bbkb"} {
+		n12, n := repeats(12, policy), repeats(study.CurrentVersion, policy)
+		if n12 <= 1 {
+			t.Errorf("%s: version 12 repeated %d arms in %d trials: the arms space does not exercise fresh asks", policy, n12, matrixB0)
+		}
+		if n > 1 {
+			t.Errorf("%s: version %d repeated %d arms in %d trials", policy, study.CurrentVersion, n, matrixB0)
+		}
+		t.Logf("%s: repeated arms in %d trials: version 12 %d, version %d %d", policy, matrixB0, n12, study.CurrentVersion, n)
+	}
+}
+
 // TestMatrixDiscreteSpace: on the matrix's discrete space, with its
 // objective and budget, version 11 asks configurations it evaluated before
-// and version 12 (the default the matrix runs) at most one, its test of
+// and the current version (the one the matrix runs) at most one, its test of
 // the noise: so the discrete rows check fresh asks through every door.
 func TestMatrixDiscreteSpace(t *testing.T) {
 	t.Parallel()
