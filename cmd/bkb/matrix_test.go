@@ -779,6 +779,35 @@ func bitsOf(x []float64) []uint64 {
 	return out
 }
 
+// matrixRepeats runs a study of cfg in memory for matrixB0 trials of the
+// matrix's objective and returns how many asks repeated a point asked
+// before.
+func matrixRepeats(t *testing.T, cfg study.Config) int {
+	t.Helper()
+	cfg.Seed, cfg.Budget = 7, matrixB0
+	s, err := study.Create(context.Background(), storage.NewMemory(), "r", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen, n := map[string]bool{}, 0
+	for range matrixB0 {
+		tr, err := s.Ask(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := fmt.Sprint(tr.X)
+		if seen[k] {
+			n++
+		}
+		seen[k] = true
+		v, _, _, _ := matrixEval("single", tr.X)
+		if err := s.Tell(context.Background(), tr.Number, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return n
+}
+
 // TestMatrixArmsSpace: on the matrix's fixed arm set (64 Sobol arms of the
 // continuous space's box), with its objective and budget, version 12 asks
 // arms it evaluated before and the current version at most one, its test
@@ -790,32 +819,11 @@ func TestMatrixArmsSpace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	repeats := func(version int, policy string) int {
-		s, err := study.Create(context.Background(), storage.NewMemory(), "a", study.Config{Space: sp, Seed: 7, Budget: matrixB0, Version: version,
-			Policy: policy, Candidates: study.CandidatesFixed, Arms: study.Arms{Kind: "sobol", N: matrixArms}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen, n := map[string]bool{}, 0
-		for range matrixB0 {
-			tr, err := s.Ask(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			k := fmt.Sprint(tr.X)
-			if seen[k] {
-				n++
-			}
-			seen[k] = true
-			v, _, _, _ := matrixEval("single", tr.X)
-			if err := s.Tell(context.Background(), tr.Number, v); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return n
-	}
 	for _, policy := range []string{"bkb", "gp-ucb", "bbkb"} {
-		n12, n := repeats(12, policy), repeats(study.CurrentVersion, policy)
+		cfg := func(version int) study.Config {
+			return study.Config{Space: sp, Version: version, Policy: policy, Candidates: study.CandidatesFixed, Arms: study.Arms{Kind: "sobol", N: matrixArms}}
+		}
+		n12, n := matrixRepeats(t, cfg(12)), matrixRepeats(t, cfg(study.CurrentVersion))
 		if n12 <= 1 {
 			t.Errorf("%s: version 12 repeated %d arms in %d trials: the arms space does not exercise fresh asks", policy, n12, matrixB0)
 		}
@@ -836,30 +844,7 @@ func TestMatrixDiscreteSpace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	repeats := func(version int) int {
-		s, err := study.Create(context.Background(), storage.NewMemory(), "d", study.Config{Space: sp, Seed: 7, Budget: matrixB0, Version: version})
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen, n := map[string]bool{}, 0
-		for range matrixB0 {
-			tr, err := s.Ask(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			k := fmt.Sprint(tr.X)
-			if seen[k] {
-				n++
-			}
-			seen[k] = true
-			v, _, _, _ := matrixEval("single", tr.X)
-			if err := s.Tell(context.Background(), tr.Number, v); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return n
-	}
-	n11, n := repeats(11), repeats(study.CurrentVersion)
+	n11, n := matrixRepeats(t, study.Config{Space: sp, Version: 11}), matrixRepeats(t, study.Config{Space: sp, Version: study.CurrentVersion})
 	if n11 <= 1 {
 		t.Errorf("version 11 repeated %d configurations in %d trials: the discrete space does not exercise fresh asks", n11, matrixB0)
 	}
