@@ -32,28 +32,50 @@ func plateauValue(p Params) float64 {
 	return v + math.Abs(float64(p.Int("p")-2))*0.02
 }
 
+// runStudy runs a test study of cfg to its budget, f giving each trial's
+// value.
+func runStudy(t *testing.T, cfg Config, f func(*testTrial) float64) *testStudy {
+	t.Helper()
+	s, err := newTestStudy(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Optimize(func(tr *testTrial) (float64, error) { return f(tr), nil }, 0); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // repeats runs a study of version v on freshSpace for budget trials of f
 // and returns how many asks repeated a configuration asked before.
 func repeats(t *testing.T, version int, seed uint64, budget int, f func(Params) float64) (int, *testStudy) {
 	t.Helper()
-	s, err := newTestStudy(Config{Space: freshSpace(t), Budget: budget, Seed: seed, Version: version})
-	if err != nil {
-		t.Fatal(err)
-	}
 	seen := map[string]bool{}
 	n := 0
-	err = s.Optimize(func(tr *testTrial) (float64, error) {
+	s := runStudy(t, Config{Space: freshSpace(t), Budget: budget, Seed: seed, Version: version}, func(tr *testTrial) float64 {
 		k := PointKey(tr.X)
 		if seen[k] {
 			n++
 		}
 		seen[k] = true
-		return f(tr.Params), nil
-	}, 0)
+		return f(tr.Params)
+	})
+	return n, s
+}
+
+// bowlSpace and bowl are a 2-d box and a deterministic value on it whose
+// asks of growing candidates never repeat a point.
+func bowlSpace(t *testing.T) Space {
+	t.Helper()
+	sp, err := space.NewSpace(space.Float("x", -2, 2), space.Float("y", -1, 3))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n, s
+	return sp
+}
+
+func bowl(x []float64) float64 {
+	return (x[0]-0.3)*(x[0]-0.3) + (x[1]-1)*(x[1]-1) + 0.1*math.Sin(5*x[0])
 }
 
 // TestFreshAsksNoRepeats: on a deterministic objective over 144
@@ -92,18 +114,11 @@ func TestFreshAsksExhausted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := newTestStudy(Config{Space: sp, Budget: 12, Seed: 1, Version: 12})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var asked []string
-	err = s.Optimize(func(tr *testTrial) (float64, error) {
+	runStudy(t, Config{Space: sp, Budget: 12, Seed: 1, Version: 12}, func(tr *testTrial) float64 {
 		asked = append(asked, PointKey(tr.X))
-		return float64(tr.Params.Int("a")) + map[string]float64{"x": 0, "y": 0.5}[tr.Params.String("c")], nil
-	}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+		return float64(tr.Params.Int("a")) + map[string]float64{"x": 0, "y": 0.5}[tr.Params.String("c")]
+	})
 	if len(asked) != 12 {
 		t.Fatalf("%d asks, want 12", len(asked))
 	}
@@ -164,24 +179,12 @@ func TestFreshAsksReadTheRecords(t *testing.T) {
 // next ask is the same.
 func TestFreshAsksContinuous(t *testing.T) {
 	t.Parallel()
-	sp, err := space.NewSpace(space.Float("x", -2, 2), space.Float("y", -1, 3))
-	if err != nil {
-		t.Fatal(err)
-	}
 	run := func(version int) []string {
-		s, err := newTestStudy(Config{Space: sp, Budget: 60, Seed: 5, Version: version})
-		if err != nil {
-			t.Fatal(err)
-		}
 		var keys []string
-		err = s.Optimize(func(tr *testTrial) (float64, error) {
+		runStudy(t, Config{Space: bowlSpace(t), Budget: 60, Seed: 5, Version: version}, func(tr *testTrial) float64 {
 			keys = append(keys, PointKey(tr.X))
-			x, y := tr.X[0], tr.X[1]
-			return (x-0.3)*(x-0.3) + (y-1)*(y-1) + 0.1*math.Sin(5*x), nil
-		}, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+			return bowl(tr.X)
+		})
 		return keys
 	}
 	a, b := run(11), run(12)
@@ -192,29 +195,17 @@ func TestFreshAsksContinuous(t *testing.T) {
 	}
 }
 
-// fixedRun runs a study of version v on 64 fixed Sobol arms of a 2-d box
-// with policy for budget trials of a deterministic function and returns
-// the asked arms.
+// fixedRun runs a study of version v on a fixed set of arms Sobol arms
+// of bowlSpace with policy for budget trials of bowl and returns the
+// asked arms.
 func fixedRun(t *testing.T, version int, policy string, budget, arms int) ([]int, *testStudy) {
 	t.Helper()
-	sp, err := space.NewSpace(space.Float("x", -2, 2), space.Float("y", -1, 3))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := newTestStudy(Config{Space: sp, Budget: budget, Seed: 4, Version: version, Policy: policy,
-		Candidates: CandidatesFixed, Arms: Arms{Kind: "sobol", N: arms}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var asked []int
-	err = s.Optimize(func(tr *testTrial) (float64, error) {
+	s := runStudy(t, Config{Space: bowlSpace(t), Budget: budget, Seed: 4, Version: version, Policy: policy,
+		Candidates: CandidatesFixed, Arms: Arms{Kind: "sobol", N: arms}}, func(tr *testTrial) float64 {
 		asked = append(asked, tr.Arm)
-		x, y := tr.X[0], tr.X[1]
-		return (x-0.3)*(x-0.3) + (y-1)*(y-1) + 0.1*math.Sin(5*x), nil
-	}, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+		return bowl(tr.X)
+	})
 	return asked, s
 }
 
@@ -295,9 +286,7 @@ func TestFreshArmsReadTheRecords(t *testing.T) {
 				t.Fatal("a deterministic objective's records read as noisy")
 			}
 			s.cfg.Budget = 0
-			x := s.xs[3]
-			v := (x[0]-0.3)*(x[0]-0.3) + (x[1]-1)*(x[1]-1) + 0.1*math.Sin(5*x[0])
-			tellAgain(t, s, 3, v+tc.delta)
+			tellAgain(t, s, 3, bowl(s.xs[3])+tc.delta)
 			if got := s.eng.freshArms(); got != tc.wantFresh {
 				t.Errorf("freshArms %v, want %v", got, tc.wantFresh)
 			}
