@@ -59,8 +59,9 @@ on costly configurations. `count` prints, per half, on how many rows (problem
 and checkpoint) each sampler's median best is the lowest of all samplers (a
 tie counts for each sampler in it), and how far that count is from chance: a
 bootstrap that redraws the seeds (one draw for every sampler and row of a
-half, among the seeds all of them have; B = 2000, fixed seed) gives each sampler's mean count and the share of draws
-in which it is the lowest on at least 2/3 of the rows.
+half, among the seeds all of them have; B = 2000, fixed seed) gives each
+sampler's mean count and the share of draws in which it is the lowest on at
+least 2/3 of the rows.
 """
 import json
 import math
@@ -388,6 +389,11 @@ def plugin(problem, log):
 SAMPLERS = ["bkb", "tpe", "mtpe", "cmaes", "random", "bkb-init20", "bkb-v9"]
 
 
+def in_order(names):
+    """The sampler names in SAMPLERS's order, the others (bkb-initN, bkb-vN, ...) after them, sorted."""
+    return [s for s in SAMPLERS if s in names] + sorted(set(names) - set(SAMPLERS))
+
+
 def seeds_of(s):
     if "-" in s:
         a, b = s.split("-")
@@ -473,8 +479,7 @@ def table(rows, ref="bkb"):
         c[0] += r["objective_cpu"]
         c[1] += r["sampler_cpu"]
         c[2] += 1
-    samplers = [s for s in SAMPLERS if any(s in v for v in by.values())]
-    samplers += sorted({s for v in by.values() for s in v} - set(samplers))  # bkb-initN, bkb-vN
+    samplers = in_order({s for v in by.values() for s in v})
     if ref in samplers:  # the reference first
         samplers.remove(ref)
         samplers.insert(0, ref)
@@ -516,7 +521,7 @@ def count(rows, boot=2000):
         keys = sorted([k for k in by if half(k[0]) == h], key=lambda k: (ORDER.index(k[0]), k[1]))
         if not keys:
             continue
-        samplers = sorted({s for k in keys for s in by[k]}, key=lambda s: (SAMPLERS.index(s) if s in SAMPLERS else len(SAMPLERS), s))
+        samplers = in_order({s for k in keys for s in by[k]})
         need = math.ceil(2 * len(keys) / 3)
         # The seeds every sampler has on every row: a draw picks among them, one draw for all the
         # rows, so that a run read at two checkpoints, and a sampler beside its peers, stay paired.
@@ -566,7 +571,7 @@ def diag(rows):
                ["CPU/trial 1-30 ms", "CPU/trial 31+ ms", "median integers 31+", "median trial of best", "categories of the best (seeds 1-5)"]
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
-        for s in [s for s in SAMPLERS if s in by[p]] + sorted(set(by[p]) - set(SAMPLERS)):  # and bkb-initN, bkb-vN
+        for s in in_order(by[p]):
             runs = sorted(by[p][s], key=lambda r: r["seed"])
             cells = [s]
             for q in cats:
